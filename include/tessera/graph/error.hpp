@@ -1,0 +1,109 @@
+// tessera/graph/error.hpp — every exception tessera throws.
+//
+// One hierarchy rooted at tessera::Error (a std::runtime_error), so a caller can
+// catch everything from tessera in one place or one kind precisely. Messages say
+// what was expected and what was found, with the context (key, path) that lets a
+// user act on them.
+//
+// @code
+//   try { tessera::get(g, "w"); }
+//   catch (const tessera::TaskError& e) { std::cerr << e.key() << ": " << e.message(); }
+// @endcode
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tessera/graph/key.hpp"
+
+namespace tessera {
+
+//! The root of tessera's exceptions.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+//! A value had another type than the one asked for.
+class TypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+//! The graph has a cycle; what() prints it as `a -> b -> a`.
+class CycleError : public Error {
+ public:
+  explicit CycleError(std::vector<Key> cycle);
+  //! The keys along the cycle, the first repeated at the end.
+  const std::vector<Key>& cycle() const { return cycle_; }
+
+ private:
+  std::vector<Key> cycle_;
+};
+
+//! A task refers to a key that is not in the graph (or a requested key is absent).
+class MissingKeyError : public Error {
+ public:
+  //! `referrer` is the task that refers to `missing`; absent when the caller asked for it.
+  MissingKeyError(Key missing, std::optional<Key> referrer);
+  const Key& missing() const { return missing_; }
+  const std::optional<Key>& referrer() const { return referrer_; }
+
+ private:
+  Key missing_;
+  std::optional<Key> referrer_;
+};
+
+//! A task threw. Carries the key, the task's function name, the original message
+//! and the original exception.
+class TaskError : public Error {
+ public:
+  TaskError(Key key, std::string function, std::exception_ptr original);
+  const Key& key() const { return key_; }
+  const std::string& function() const { return function_; }
+  //! what() of the original exception (or a description when it was not a std::exception).
+  const std::string& message() const { return message_; }
+  const std::exception_ptr& original() const { return original_; }
+  //! Throws the original exception.
+  [[noreturn]] void rethrow_original() const { std::rethrow_exception(original_); }
+
+ private:
+  Key key_;
+  std::string function_;
+  std::string message_;
+  std::exception_ptr original_;
+};
+
+//! A run was stopped through its cancellation token.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
+//! A chunk specification does not fit the array.
+class ChunkError : public Error {
+ public:
+  using Error::Error;
+};
+
+//! A file or store could not be read or written; names the path and, when an OS
+//! call failed, the errno text.
+class StorageError : public Error {
+ public:
+  //! `what` describes the problem; `err` is an errno value, 0 when none applies.
+  StorageError(std::string path, const std::string& what, int err = 0);
+  const std::string& path() const { return path_; }
+  int error_code() const { return errno_; }
+
+ private:
+  std::string path_;
+  int errno_;
+};
+
+//! The message of an exception_ptr's exception, for error reports.
+std::string describe(const std::exception_ptr& e);
+
+}  // namespace tessera

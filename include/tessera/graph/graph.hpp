@@ -1,0 +1,103 @@
+// tessera/graph/graph.hpp — a task graph: key -> literal | task | alias.
+//
+// As in dask's graph spec, a graph maps each key to a literal value, a task, or
+// an alias of another key. Building a graph never runs anything. Keys keep the
+// order in which they were first put, so every algorithm over a graph is
+// deterministic.
+//
+// @code
+//   int inc(int x) { return x + 1; }
+//   int add(int a, int b) { return a + b; }
+//   tessera::Graph g;
+//   g.put("x", 1);
+//   g.put("y", 2);
+//   g.task("z", inc, tessera::ref("x"));
+//   g.task("w", add, tessera::ref("z"), tessera::ref("y"));
+//   g.alias("result", "w");
+// @endcode
+//
+// Thread-safe: concurrent reads are safe; writes need exclusive access.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "tessera/graph/key.hpp"
+#include "tessera/graph/task.hpp"
+#include "tessera/graph/value.hpp"
+
+namespace tessera {
+
+//! What a key maps to.
+class Node {
+ public:
+  enum class Kind { literal, task, alias };
+
+  Node(Value literal) : v_(std::move(literal)) {}  // NOLINT(google-explicit-constructor)
+  Node(Task task) : v_(std::move(task)) {}         // NOLINT(google-explicit-constructor)
+  //! An alias of `target`.
+  static Node alias(Key target) { return Node(AliasOf{std::move(target)}); }
+
+  Kind kind() const { return static_cast<Kind>(v_.index()); }
+  bool is_literal() const { return kind() == Kind::literal; }
+  bool is_task() const { return kind() == Kind::task; }
+  bool is_alias() const { return kind() == Kind::alias; }
+  const Value& literal() const { return std::get<Value>(v_); }
+  const Task& task() const { return std::get<Task>(v_); }
+  const Key& target() const { return std::get<AliasOf>(v_).target; }
+
+ private:
+  struct AliasOf {
+    Key target;
+  };
+  explicit Node(AliasOf a) : v_(std::move(a)) {}
+  std::variant<Value, Task, AliasOf> v_;
+};
+
+class Graph {
+ public:
+  //! Maps `key` to a literal value (replacing what it mapped to before).
+  void put(const Key& key, Value literal) { set(key, Node(std::move(literal))); }
+  //! Maps `key` to a task.
+  void put(const Key& key, Task task) { set(key, Node(std::move(task))); }
+  //! Maps `key` to `f(args...)`; see task.hpp for what an argument can be.
+  template <class F, class... A>
+  void task(const Key& key, F&& f, A&&... args) {
+    put(key, Task(std::forward<F>(f), std::forward<A>(args)...));
+  }
+  //! Makes `key` another name for `target`'s value.
+  void alias(const Key& key, const Key& target) { set(key, Node::alias(target)); }
+  //! Maps `key` to `node`.
+  void set(const Key& key, Node node);
+
+  size_t size() const { return keys_.size(); }
+  bool empty() const { return keys_.empty(); }
+  bool contains(const Key& key) const { return index_.contains(key); }
+  //! Position of `key` in insertion order, if present.
+  std::optional<uint32_t> index_of(const Key& key) const;
+  //! The node of `key`, or nullptr.
+  const Node* find(const Key& key) const;
+  //! The node of `key`; throws MissingKeyError.
+  const Node& at(const Key& key) const;
+
+  //! Keys and nodes in insertion order; position i is the compiled id i.
+  const std::vector<Key>& keys() const { return keys_; }
+  const Key& key(uint32_t i) const { return keys_[i]; }
+  const Node& node(uint32_t i) const { return nodes_[i]; }
+  //! The keys that node i reads: a task's dependencies, an alias's target.
+  absl::Span<const Key> dependencies(uint32_t i) const;
+
+  void reserve(size_t n);
+
+ private:
+  std::vector<Key> keys_;
+  std::vector<Node> nodes_;
+  absl::flat_hash_map<Key, uint32_t> index_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,285 @@
+// tessera/graph/task.hpp — a callable and its arguments, as in dask's graph spec.
+//
+// An argument is one of four things:
+//   - a key reference, `ref("x")` or `ref("x", {0, 1})`: the value of that key;
+//   - a literal: any other object, passed as it is;
+//   - a nested task, `Task(f, ...)`: run first, its result passed;
+//   - a list, `list(a, b, ...)`: each element evaluated, passed as a ValueList
+//     (or as std::vector<T> to a typed parameter).
+// Typed tasks deduce the parameter types of a function or lambda and convert each
+// evaluated argument with `Value::as<T>()`; a parameter of type `Value` or
+// `const ValueList&` takes the value as it is. A callable taking
+// `absl::Span<const Value>` receives the evaluated arguments untyped.
+//
+// @code
+//   int add(int a, int b) { return a + b; }
+//   tessera::Task t(tessera::fn("add", add), tessera::ref("x"), 10);
+//   t.dependencies();            // {x}
+// @endcode
+//
+// Thread-safe: a Task is immutable once built; `run` may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+#include <absl/types/span.h>
+
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/key.hpp"
+#include "tessera/graph/value.hpp"
+
+namespace tessera {
+
+//! A reference to another key's value, made by `ref`.
+struct Ref {
+  Key key;
+};
+//! `ref("x")`: the value of key x.
+inline Ref ref(Key key) { return Ref{std::move(key)}; }
+//! `ref("x", {0, 1})`: the value of key ('x', 0, 1).
+inline Ref ref(std::string_view name, std::initializer_list<int64_t> index) {
+  return Ref{Key(name, index)};
+}
+
+//! A callable with a name, for messages and profiles: `fn("inc", inc)`.
+template <class F>
+struct NamedFn {
+  std::string name;
+  F f;
+};
+template <class F>
+NamedFn<std::decay_t<F>> fn(std::string name, F&& f) {
+  return {std::move(name), std::forward<F>(f)};
+}
+
+class Task;
+class Arg;
+
+//! A list argument: `list(ref("a"), ref("b"), 3)`.
+struct ArgList {
+  std::vector<Arg> items;
+};
+template <class... A>
+ArgList list(A&&... a);
+
+//! One argument of a task (see the file comment).
+class Arg {
+ public:
+  Arg(Ref r) : v_(RefArg{std::move(r.key), 0}) {}  // NOLINT(google-explicit-constructor)
+  Arg(Task t);                                        // NOLINT(google-explicit-constructor)
+  Arg(ArgList l) : v_(std::make_shared<ListArg>(ListArg{std::move(l.items)})) {}  // NOLINT
+  Arg(Value literal) : v_(std::move(literal)) {}      // NOLINT(google-explicit-constructor)
+  template <class T>
+    requires(!std::is_same_v<std::decay_t<T>, Arg> && !std::is_same_v<std::decay_t<T>, Ref> &&
+             !std::is_same_v<std::decay_t<T>, Task> && !std::is_same_v<std::decay_t<T>, ArgList> &&
+             !std::is_same_v<std::decay_t<T>, Value>)
+  Arg(T&& literal) : v_(Value(std::forward<T>(literal))) {}  // NOLINT(google-explicit-constructor)
+
+  bool is_ref() const { return std::holds_alternative<RefArg>(v_); }
+  //! The referenced key; only for a reference.
+  const Key& key() const { return std::get<RefArg>(v_).key; }
+
+ private:
+  friend class Task;
+  struct RefArg {
+    Key key;
+    uint32_t slot;  // position of key in the owning task's dependencies()
+  };
+  struct NestedArg {
+    std::shared_ptr<const Task> task;
+    std::vector<uint32_t> slots;  // nested dependency i is the owner's dependency slots[i]
+  };
+  struct ListArg {
+    std::vector<Arg> items;
+  };
+  std::variant<RefArg, Value, NestedArg, std::shared_ptr<ListArg>> v_;
+};
+
+template <class... A>
+ArgList list(A&&... a) {
+  ArgList l;
+  l.items.reserve(sizeof...(A));
+  (l.items.emplace_back(std::forward<A>(a)), ...);
+  return l;
+}
+
+namespace detail {
+
+//! A type-erased function of evaluated arguments.
+using RawFn = std::function<Value(absl::Span<const Value>)>;
+
+//! Raised when an evaluated argument has the wrong type for the function's
+//! parameter; the scheduler turns it into a TypeError naming the task's key.
+class ArgumentTypeError : public TypeError {
+ public:
+  using TypeError::TypeError;
+};
+
+std::string callable_name(const void* function_address, const std::type_info& type);
+[[noreturn]] void throw_argument_type(size_t position, const TypeError& e);
+
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T, class A>
+struct is_std_vector<std::vector<T, A>> : std::true_type {};
+
+// Converts one evaluated argument to parameter type P (decayed).
+template <class P>
+decltype(auto) convert_arg(const Value& v) {
+  if constexpr (std::is_same_v<P, Value>) {
+    return (v);
+  } else if constexpr (is_std_vector<P>::value && !std::is_same_v<P, ValueList>) {
+    if (v.is<ValueList>()) {
+      P out;
+      const auto& items = v.as<ValueList>();
+      out.reserve(items.size());
+      for (const Value& x : items) out.push_back(convert_arg<typename P::value_type>(x));
+      return out;
+    }
+    return P(v.as<P>());
+  } else {
+    return v.as<P>();
+  }
+}
+
+template <class F>
+struct signature : signature<decltype(&F::operator())> {};
+template <class R, class... P>
+struct signature<R (*)(P...)> {
+  using result = R;
+  using params = std::tuple<std::decay_t<P>...>;
+};
+template <class R, class... P>
+struct signature<R(P...)> : signature<R (*)(P...)> {};
+template <class C, class R, class... P>
+struct signature<R (C::*)(P...) const> : signature<R (*)(P...)> {};
+template <class C, class R, class... P>
+struct signature<R (C::*)(P...)> : signature<R (*)(P...)> {};
+template <class C, class R, class... P>
+struct signature<R (C::*)(P...) const noexcept> : signature<R (*)(P...)> {};
+template <class R, class... P>
+struct signature<R (*)(P...) noexcept> : signature<R (*)(P...)> {};
+
+template <class R, class F, class... A>
+Value call_and_wrap(F& f, A&&... a) {
+  if constexpr (std::is_void_v<R>) {
+    std::invoke(f, std::forward<A>(a)...);
+    return Value();
+  } else {
+    return Value(std::invoke(f, std::forward<A>(a)...));
+  }
+}
+
+template <class F, class Params, size_t... I>
+Value invoke_typed(F& f, absl::Span<const Value> args, std::index_sequence<I...>) {
+  using R = typename signature<F>::result;
+  auto convert = [&]<size_t J>(std::integral_constant<size_t, J>) -> decltype(auto) {
+    try {
+      return convert_arg<std::tuple_element_t<J, Params>>(args[J]);
+    } catch (const TypeError& e) {
+      throw_argument_type(J, e);
+    }
+  };
+  return call_and_wrap<R>(f, convert(std::integral_constant<size_t, I>{})...);
+}
+
+// Wraps any supported callable as a RawFn taking `arity` arguments.
+template <class F>
+RawFn make_raw(F f, size_t arity) {
+  if constexpr (std::is_invocable_v<F&, absl::Span<const Value>>) {
+    using R = std::invoke_result_t<F&, absl::Span<const Value>>;
+    return [f = std::move(f)](absl::Span<const Value> args) mutable -> Value {
+      return call_and_wrap<R>(f, args);
+    };
+  } else {
+    using Params = typename signature<F>::params;
+    constexpr size_t n = std::tuple_size_v<Params>;
+    if (arity != n) {
+      throw TypeError("task function takes " + std::to_string(n) + " argument(s), but " +
+                      std::to_string(arity) + " were given");
+    }
+    return [f = std::move(f)](absl::Span<const Value> args) mutable -> Value {
+      return invoke_typed<F, Params>(f, args, std::make_index_sequence<n>{});
+    };
+  }
+}
+
+template <class F>
+std::string name_of(const F& f) {
+  if constexpr (std::is_pointer_v<F>) {
+    return callable_name(reinterpret_cast<const void*>(f), typeid(F));
+  } else {
+    return callable_name(nullptr, typeid(F));
+  }
+}
+
+}  // namespace detail
+
+class Task {
+ public:
+  //! A task calling `f` (a function, lambda, or `fn(name, f)`) with `args`.
+  template <class F, class... A>
+    requires(!std::is_same_v<std::decay_t<F>, Task>)
+  explicit Task(F&& f, A&&... args) {
+    std::vector<Arg> list;
+    list.reserve(sizeof...(A));
+    (list.emplace_back(std::forward<A>(args)), ...);
+    init(std::forward<F>(f), std::move(list));
+  }
+  //! A task calling `f` with a runtime list of arguments.
+  template <class F>
+  static Task from_args(F&& f, std::vector<Arg> args) {
+    Task t;
+    t.init(std::forward<F>(f), std::move(args));
+    return t;
+  }
+
+  //! The function's name, for messages and profiles.
+  const std::string& function_name() const { return name_; }
+  //! Keys this task reads (nested tasks and lists included), each once, in
+  //! order of first appearance.
+  const std::vector<Key>& dependencies() const { return deps_; }
+  const std::vector<Arg>& args() const { return args_; }
+
+  //! Evaluates the arguments and calls the function. `dep(i)` gives the value of
+  //! `dependencies()[i]`. Argument type mismatches raise detail::ArgumentTypeError.
+  Value run(absl::FunctionRef<const Value&(size_t)> dep) const;
+
+ private:
+  Task() = default;
+  template <class F>
+  void init(F&& f, std::vector<Arg> args) {
+    using D = std::decay_t<F>;
+    if constexpr (requires { f.name; f.f; }) {
+      name_ = f.name;
+      fn_ = std::make_shared<const detail::RawFn>(detail::make_raw(f.f, args.size()));
+    } else {
+      name_ = detail::name_of<D>(f);
+      fn_ = std::make_shared<const detail::RawFn>(detail::make_raw(D(std::forward<F>(f)), args.size()));
+    }
+    args_ = std::move(args);
+    assign_slots();
+  }
+  void assign_slots();
+  uint32_t slot_of(const Key& k);
+  void assign_slots(std::vector<Arg>& args);
+  Value evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const;
+
+  std::string name_;
+  std::shared_ptr<const detail::RawFn> fn_;
+  std::vector<Arg> args_;
+  std::vector<Key> deps_;
+};
+
+inline Arg::Arg(Task t) : v_(NestedArg{std::make_shared<const Task>(std::move(t)), {}}) {}
+
+}  // namespace tessera

@@ -1,0 +1,60 @@
+#include "tessera/graph/error.hpp"
+
+#include <cstring>
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+namespace tessera {
+namespace {
+
+std::string cycle_message(const std::vector<Key>& cycle) {
+  return absl::StrCat("cycle in graph: ",
+                      absl::StrJoin(cycle, " -> ", [](std::string* out, const Key& k) {
+                        absl::StrAppend(out, k.str());
+                      }));
+}
+
+std::string missing_message(const Key& missing, const std::optional<Key>& referrer) {
+  if (referrer) {
+    return absl::StrCat("missing key ", missing.str(), ": task ", referrer->str(),
+                        " depends on it, but the graph has no such key");
+  }
+  return absl::StrCat("missing key ", missing.str(), ": it was requested, but the graph has no such key");
+}
+
+}  // namespace
+
+std::string describe(const std::exception_ptr& e) {
+  if (!e) return "no exception";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+CycleError::CycleError(std::vector<Key> cycle)
+    : Error(cycle_message(cycle)), cycle_(std::move(cycle)) {}
+
+MissingKeyError::MissingKeyError(Key missing, std::optional<Key> referrer)
+    : Error(missing_message(missing, referrer)),
+      missing_(std::move(missing)),
+      referrer_(std::move(referrer)) {}
+
+TaskError::TaskError(Key key, std::string function, std::exception_ptr original)
+    : Error(absl::StrCat("task ", key.str(), " (", function, ") failed: ", describe(original))),
+      key_(std::move(key)),
+      function_(std::move(function)),
+      message_(describe(original)),
+      original_(std::move(original)) {}
+
+StorageError::StorageError(std::string path, const std::string& what, int err)
+    : Error(err != 0 ? absl::StrCat(path, ": ", what, ": ", std::strerror(err))
+                     : absl::StrCat(path, ": ", what)),
+      path_(std::move(path)),
+      errno_(err) {}
+
+}  // namespace tessera
