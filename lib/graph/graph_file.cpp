@@ -141,11 +141,15 @@ class Reader {
     const size_t size = nbytes(t, where);
     const json& deps = field(t, "deps", where);
     if (!deps.is_array()) fail(where + ": expected an array \"deps\"");
-    // dask exports a key that refers to other keys (an alias, a list of keys)
-    // as `literal` with dependencies; dask's schedulers run those like tasks,
-    // so only a literal without dependencies is data.
+    // dask exports a key that names another key (an alias) or a list of keys
+    // as `literal` with dependencies: the first becomes an alias, the second a
+    // task; only a literal without dependencies is data.
     if (func == "literal" && deps.empty()) {
       g.put(k, Value(SyntheticResult{std::vector<std::byte>(size)}));
+      return size;
+    }
+    if (func == "literal" && deps.size() == 1) {
+      g.alias(k, key(deps[0], where + ".deps"));
       return size;
     }
     std::vector<Arg> args;

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "sync_sim.hpp"
 #include "tessera/graph/graph_file.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/order.hpp"
@@ -34,9 +33,7 @@ TEST_CASE("the pressure metric and the get_sync model reproduce dask's figures u
     std::vector<uint32_t> dask(c.size());
     for (uint32_t i = 0; i < c.size(); ++i) dask[i] = f.reference->dask_order.at(f.graph.key(i));
     CHECK(order_pressure(c, dask) == *f.reference->order_max_pressure);
-    auto sim = testing::simulate_sync(f.graph, c, dask, f.outputs, f.nbytes);
-    CHECK(sim.max_held == *f.reference->sync_max_held);
-    CHECK(sim.max_held_bytes == *f.reference->sync_max_held_bytes);
+    CHECK(sync_pressure(f.graph, c, dask, f.outputs) == *f.reference->sync_max_held);
   }
 }
 
@@ -48,7 +45,7 @@ TEST_CASE("order holds no more results than dask's under get_sync, and 25% fewer
     GraphFile f = load_graph_file(graph_path(name));
     const CompiledGraph c = compile(f.graph);
     const std::vector<uint32_t> prio = order(f.graph, c);
-    const uint32_t held = testing::simulate_sync(f.graph, c, prio, f.outputs, f.nbytes).max_held;
+    const uint32_t held = sync_pressure(f.graph, c, prio, f.outputs);
     const uint32_t pressure = order_pressure(c, prio);
     std::printf("%-22s %6u %6u %6u %6u\n", name.c_str(), *f.reference->sync_max_held, held,
                 *f.reference->order_max_pressure, pressure);

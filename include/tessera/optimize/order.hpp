@@ -10,7 +10,7 @@
 //
 // `order_pressure` measures an order the way `dask.order.diagnostics` does: the
 // largest number of results held when the nodes run one at a time in priority
-// order.
+// order. `sync_pressure` predicts what get_sync holds with an order.
 //
 // @code
 //   std::vector<uint32_t> prio = tessera::order(g);   // prio[id], a permutation of 0..n-1
@@ -45,5 +45,15 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c);
 uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> priorities);
 //! The same, compiling `g` first.
 uint32_t order_pressure(const Graph& g, absl::Span<const uint32_t> priorities);
+
+//! The largest number of results get_sync holds running `g` with
+//! `priorities`, without running anything: dask get_async's rules (a LIFO
+//! ready stack; the tasks one completion makes ready pushed so the best
+//! priority pops first; a result dropped once its last dependent has run,
+//! unless it is in `outputs`), counted after each task; literals and aliases
+//! (which share their target's value) are not counted. Throws
+//! std::invalid_argument when `priorities` has the wrong size.
+uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities,
+                       absl::Span<const Key> outputs = {});
 
 }  // namespace tessera
