@@ -7,17 +7,52 @@
 
 namespace tessera::detail {
 
-EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& cg, absl::Span<const Key> outputs) : c(&cg) {
-  const uint32_t n = cg.size();
-  literal.assign(n, 0);
-  counted.assign(n, 0);
+EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs) : n(c.size()) {
+  task.assign(n, 0);
   kept.assign(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    literal[i] = g.node(i).is_literal();
-    counted[i] = g.node(i).is_task();
-  }
+  for (uint32_t i = 0; i < n; ++i) task[i] = g.node(i).is_task();
+  // An alias chain ends at a task or a literal (compile() has checked keys).
+  auto resolve = [&](uint32_t i) {
+    for (uint32_t hops = 0; g.node(i).is_alias() && hops <= n; ++hops) i = c.dependencies(i)[0];
+    return i;
+  };
   for (const Key& k : outputs) {
-    if (auto i = g.index_of(k)) kept[*i] = 1;
+    if (auto i = g.index_of(k)) kept[resolve(*i)] = 1;
+  }
+  if (!outputs.empty()) {
+    // The schedulers run only what the requested keys need.
+    std::vector<uint8_t> needed(n, 0);
+    std::vector<uint32_t> stack;
+    for (const Key& k : outputs) {
+      if (auto i = g.index_of(k)) stack.push_back(*i);
+    }
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      if (needed[i]) continue;
+      needed[i] = 1;
+      for (uint32_t d : c.dependencies(i)) stack.push_back(d);
+    }
+    for (uint32_t i = 0; i < n; ++i) task[i] &= needed[i];
+  }
+  std::vector<uint32_t> count(n + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (task[i]) {
+      for (uint32_t d : c.dependencies(i)) {
+        const uint32_t r = resolve(d);
+        if (task[r] && std::find(deps.ids.begin() + deps.offsets.back(), deps.ids.end(), r) == deps.ids.end()) {
+          deps.ids.push_back(r);
+          ++count[r + 1];
+        }
+      }
+    }
+    deps.offsets.push_back(static_cast<uint32_t>(deps.ids.size()));
+  }
+  for (uint32_t i = 0; i < n; ++i) count[i + 1] += count[i];
+  dents.offsets = count;
+  dents.ids.resize(deps.ids.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t d : deps[i]) dents.ids[count[d]++] = i;
   }
 }
 
@@ -26,22 +61,20 @@ namespace {
 // The run state, with an undo log so a root's effect can be tried and taken back.
 class Run {
  public:
-  Run(const EagerGraph& eg, absl::Span<const uint32_t> rank) : eg_(eg), c_(*eg.c), rank_(rank) {
-    const uint32_t n = c_.size();
-    waiting_.assign(n, 0);
-    readers_left_.assign(n, 0);
-    for (uint32_t i = 0; i < n; ++i) {
-      readers_left_[i] = static_cast<uint32_t>(c_.dependents(i).size());
-      if (eg_.literal[i]) continue;
-      for (uint32_t d : c_.dependencies(i)) waiting_[i] += !eg_.literal[d];
+  Run(const EagerGraph& eg, absl::Span<const uint32_t> rank) : eg_(eg), rank_(rank) {
+    waiting_.resize(eg.n);
+    readers_left_.resize(eg.n);
+    for (uint32_t i = 0; i < eg.n; ++i) {
+      readers_left_[i] = static_cast<uint32_t>(eg.dents[i].size());
+      waiting_[i] = static_cast<uint32_t>(eg.deps[i].size());
     }
   }
 
   //! Tasks ready at the start, best rank last (the top of the stack).
   std::vector<uint32_t> initial_ready() const {
     std::vector<uint32_t> ready;
-    for (uint32_t i = 0; i < c_.size(); ++i) {
-      if (!eg_.literal[i] && waiting_[i] == 0) ready.push_back(i);
+    for (uint32_t i = 0; i < eg_.n; ++i) {
+      if (eg_.task[i] && waiting_[i] == 0) ready.push_back(i);
     }
     sort_worst_first(ready, 0);
     return ready;
@@ -64,16 +97,16 @@ class Run {
       stack_.pop_back();
       record(t);
       ++e.ran;
-      e.net += eg_.counted[t];
+      ++e.net;
       const size_t from = stack_.size();
-      for (uint32_t d : c_.dependents(t)) {
+      for (uint32_t d : eg_.dents[t]) {
         if (trial) log_.emplace_back(&waiting_[d]);
         if (--waiting_[d] == 0) stack_.push_back(d);
       }
       sort_worst_first(stack_, from);
-      for (uint32_t d : c_.dependencies(t)) {
+      for (uint32_t d : eg_.deps[t]) {
         if (trial) log_.emplace_back(&readers_left_[d]);
-        if (--readers_left_[d] == 0 && eg_.counted[d] && !eg_.kept[d]) --e.net;
+        if (--readers_left_[d] == 0 && !eg_.kept[d]) --e.net;
       }
       e.peak = std::max(e.peak, e.net);
     }
@@ -92,7 +125,6 @@ class Run {
 
  private:
   const EagerGraph& eg_;
-  const CompiledGraph& c_;
   absl::Span<const uint32_t> rank_;
   std::vector<uint32_t> waiting_, readers_left_, stack_;
   std::vector<uint32_t*> log_;
@@ -115,10 +147,9 @@ uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorit
   return static_cast<uint32_t>(worst);
 }
 
-std::vector<uint32_t> eager_sequence(const EagerGraph& eg, absl::Span<const uint32_t> base,
-                                     RootChoice choice, uint32_t candidates) {
-  const CompiledGraph& c = *eg.c;
-  const uint32_t n = c.size();
+std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
+                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates) {
+  const uint32_t n = eg.n;
   Run run(eg, base);
   std::vector<uint32_t> roots = run.initial_ready();
   std::reverse(roots.begin(), roots.end());  // best base rank first
@@ -136,9 +167,16 @@ std::vector<uint32_t> eager_sequence(const EagerGraph& eg, absl::Span<const uint
 
   std::vector<uint32_t> prio(n, UINT32_MAX);
   uint32_t counter = 0;
+  // Literals and aliases a task reads get their priority just before it.
+  std::vector<uint32_t> stack;
   auto record = [&](uint32_t t) {
-    for (uint32_t d : c.dependencies(t)) {
-      if (eg.literal[d] && prio[d] == UINT32_MAX) prio[d] = counter++;
+    stack.assign(c.dependencies(t).begin(), c.dependencies(t).end());
+    while (!stack.empty()) {
+      const uint32_t d = stack.back();
+      stack.pop_back();
+      if (eg.task[d] || prio[d] != UINT32_MAX) continue;
+      prio[d] = counter++;
+      if (g.node(d).is_alias()) stack.push_back(c.dependencies(d)[0]);
     }
     prio[t] = counter++;
   };

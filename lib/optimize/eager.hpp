@@ -11,15 +11,18 @@
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
+#include "order_detail.hpp"
 
 namespace tessera::detail {
 
-//! The graph as the model sees it: literals are data from the start (never
-//! run, never counted); aliases run but share their target's value (not
-//! counted); `kept` results are never dropped (requested outputs).
+//! The graph as the schedulers run it: only tasks run and are counted;
+//! literals are data from the start; aliases are resolved, so a task reading
+//! an alias waits for its target; `kept` results (requested outputs) are never
+//! dropped. Ids are the compiled ids; `deps`/`dents` list tasks only.
 struct EagerGraph {
-  const CompiledGraph* c;
-  std::vector<uint8_t> literal, counted, kept;
+  uint32_t n = 0;
+  Csr deps, dents;
+  std::vector<uint8_t> task, kept;
   EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs);
 };
 
@@ -36,8 +39,9 @@ enum class RootChoice {
 //! An order built by running the model: whenever only roots are left to start,
 //! start the one among the first `candidates` roots (in `base` order) that
 //! `choice` prefers, then everything it makes ready, last-ready first. Returns
-//! priorities: the run sequence, each literal just before its first reader.
-std::vector<uint32_t> eager_sequence(const EagerGraph& eg, absl::Span<const uint32_t> base,
-                                     RootChoice choice, uint32_t candidates);
+//! priorities: the run sequence, each literal or alias just before its first
+//! reader.
+std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
+                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates);
 
 }  // namespace tessera::detail

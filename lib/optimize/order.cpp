@@ -383,7 +383,7 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   const uint32_t candidates = static_cast<uint32_t>(std::clamp<size_t>(4'000'000 / c.size(), 4, 128));
   uint32_t best_held = detail::eager_max_held(eg, best);
   for (auto choice : {detail::RootChoice::least_growth, detail::RootChoice::best_per_task}) {
-    std::vector<uint32_t> p = detail::eager_sequence(eg, best, choice, candidates);
+    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates);
     const uint32_t held = detail::eager_max_held(eg, p);
     if (held < best_held) {
       best_held = held;

@@ -47,11 +47,12 @@ uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> prior
 uint32_t order_pressure(const Graph& g, absl::Span<const uint32_t> priorities);
 
 //! The largest number of results get_sync holds running `g` with
-//! `priorities`, without running anything: dask get_async's rules (a LIFO
+//! `priorities`, without running anything: only what `outputs` need runs (all
+//! of `g` when `outputs` is empty), with dask get_async's rules (a LIFO
 //! ready stack; the tasks one completion makes ready pushed so the best
 //! priority pops first; a result dropped once its last dependent has run,
-//! unless it is in `outputs`), counted after each task; literals and aliases
-//! (which share their target's value) are not counted. Throws
+//! unless it is in `outputs`), counted after each task; literals are data and
+//! aliases are resolved to their targets, as the schedulers do. Throws
 //! std::invalid_argument when `priorities` has the wrong size.
 uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities,
                        absl::Span<const Key> outputs = {});
