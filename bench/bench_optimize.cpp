@@ -8,10 +8,16 @@
 // -> 4 -> 1 (fan-in 4); the groups' partial sums reduce with fan-in 8 to one
 // key. One extra task per group that nothing requests gives cull work to do.
 //
-//   build/bench/bench_optimize            (all three sizes)
-//   build/bench/bench_optimize 100000     (one size)
+// The same graph is built, culled and ordered by dask in the same run
+// (bench/peers/order_peer.py, with $TESSERA_PYTHON or /usr/bin/python3), and
+// the ratios dask/tessera of CPU time are printed below each line.
+//
+//   build/bench/bench_optimize                 (all three sizes, with dask)
+//   build/bench/bench_optimize 100000          (one size)
+//   build/bench/bench_optimize --no-peer       (tessera alone)
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <utility>
 #include <cstdio>
 #include <cstdlib>
@@ -93,7 +99,25 @@ struct Timer {
   }
 };
 
-void run(size_t n) {
+struct Cpu {
+  double build, cull, order;
+};
+
+// dask's CPU seconds for the same graph, or nothing when the peer cannot run.
+std::optional<Cpu> run_peer(size_t n) {
+  const char* python = std::getenv("TESSERA_PYTHON");
+  const std::string cmd = std::string(python ? python : "/usr/bin/python3") + " " + TESSERA_SOURCE_ROOT +
+                          "/bench/peers/order_peer.py " + std::to_string(n) + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  size_t tasks = 0;
+  Cpu c{};
+  const int got = std::fscanf(p, "%zu %lf %lf %lf", &tasks, &c.build, &c.cull, &c.order);
+  if (pclose(p) != 0 || got != 4) return std::nullopt;
+  return c;
+}
+
+void run(size_t n, bool peer) {
   Key out("none");
   Timer t;
   Graph g = build(n, out);
@@ -115,15 +139,28 @@ void run(size_t n) {
   show("cull", t_cull);
   show("order", t_order);
   std::printf("  order pressure %u\n", order_pressure(c, prio));
+  if (!peer) return;
+  if (auto d = run_peer(n)) {
+    std::printf("%14s dask/tessera CPU time: build %.1fx  cull %.1fx  order %.1fx\n", "", d->build / t_build.first,
+                d->cull / t_cull.first, d->order / t_order.first);
+  } else {
+    std::printf("%14s (dask peer unavailable)\n", "");
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1) {
-    run(static_cast<size_t>(std::atol(argv[1])));
-    return 0;
+  bool peer = true;
+  std::vector<size_t> sizes;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--no-peer") {
+      peer = false;
+    } else {
+      sizes.push_back(static_cast<size_t>(std::atol(argv[i])));
+    }
   }
-  for (size_t n : {10'000u, 100'000u, 1'000'000u}) run(n);
+  if (sizes.empty()) sizes = {10'000, 100'000, 1'000'000};
+  for (size_t n : sizes) run(n, peer);
   return 0;
 }
