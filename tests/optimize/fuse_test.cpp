@@ -2,6 +2,7 @@
 
 #include "evaluate.hpp"
 #include "tessera/graph/compiled.hpp"
+#include "tessera/graph/error.hpp"
 #include "tessera/optimize/fuse.hpp"
 
 using namespace tessera;
@@ -87,4 +88,12 @@ TEST_CASE("inline_functions keeps outputs and tasks nobody reads") {
   CHECK(f.contains("t"));
   CHECK(f.contains("u"));
   CHECK(evaluate(f, "y").as<int>() == 0);
+}
+
+TEST_CASE("fuse and inline_functions refuse a cycle") {
+  Graph g;
+  g.task("a", fn("inc", inc), ref("b"));
+  g.task("b", fn("inc", inc), ref("a"));
+  REQUIRE_THROWS_WITH_AS(fuse(g, {}), "cycle in graph: a -> b -> a", CycleError);
+  REQUIRE_THROWS_WITH_AS(inline_functions(g, {}, {"inc"}), "cycle in graph: a -> b -> a", CycleError);
 }

@@ -554,3 +554,20 @@ TEST_CASE("order: equal dependents stay together and pressure stays low") {
     CHECK(o.pressure() <= 10);
   }
 }
+
+TEST_CASE("order_pressure and sync_pressure refuse priorities of the wrong size") {
+  Dsk d;
+  d.task("a");
+  d.task("b", {"a"});
+  const CompiledGraph c = compile(d.g);
+  const std::vector<uint32_t> one{0};
+  REQUIRE_THROWS_WITH_AS(order_pressure(c, one), "order_pressure: expected one priority per node (2), found 1",
+                         std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(sync_pressure(d.g, c, one), "sync_pressure: expected one priority per node (2), found 1",
+                         std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(order_pressure(c, std::vector<uint32_t>{0, 5}),
+                         "order_pressure: priorities are not a permutation", std::invalid_argument);
+  CHECK(order_pressure(c, std::vector<uint32_t>{0, 1}) == 1);
+  CHECK(sync_pressure(d.g, c, std::vector<uint32_t>{0, 1}) == 1);  // a is dropped once b ran
+  CHECK(sync_pressure(d.g, c, std::vector<uint32_t>{0, 1}, std::vector<Key>{"a", "b"}) == 2);  // unless requested
+}
