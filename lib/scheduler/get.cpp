@@ -4,7 +4,10 @@
 // thread to join it — which is why a task may call get itself without deadlock.
 #include "tessera/scheduler/get.hpp"
 
+#include <algorithm>
+
 #include <absl/strings/str_cat.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
@@ -22,9 +25,13 @@ Result run_plan(const Plan& plan, const GetOptions& options, int num_workers, La
   return run.finish();
 }
 
+// TBB caps the threads of all arenas together (by default at the hardware
+// threads; tbb::global_control raises or lowers it); asking an arena for more
+// only prints a warning, so a run takes the cap into account itself.
 int resolve_workers(int n) {
   if (n < 0) throw Error(absl::StrCat("num_workers must be 0 (all hardware threads) or more, found ", n));
-  return n == 0 ? tbb::info::default_concurrency() : n;
+  const auto cap = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  return static_cast<int>(std::min<size_t>(n == 0 ? tbb::info::default_concurrency() : n, cap));
 }
 
 }  // namespace
