@@ -5,6 +5,8 @@
 #include "tessera/scheduler/get.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include <absl/strings/str_cat.h>
 #include <oneapi/tbb/global_control.h>
@@ -15,8 +17,46 @@
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace tessera {
 namespace {
+
+// One spawned worker. ThreadSanitizer cannot see oneTBB hand a task to a thread
+// (libtbb is not instrumented), so the hand-off is made visible to it: each copy
+// of the closure releases its own address once built and the worker acquires it
+// before reading the closure; then the worker waits for `launched`, which the
+// caller sets once every task is spawned, so the caller's writes into TBB's task
+// objects are ordered before TBB's own reads of them when the task ends. The
+// wait is the time the caller takes to spawn n - 1 tasks.
+class WorkerLoop {
+ public:
+  WorkerLoop(detail::Run& run, int id, const std::atomic<bool>& launched)
+      : run_(&run), id_(id), launched_(&launched) {
+    published();
+  }
+  WorkerLoop(const WorkerLoop& o) : run_(o.run_), id_(o.id_), launched_(o.launched_) { published(); }
+  WorkerLoop& operator=(const WorkerLoop&) = delete;
+  void operator()() const {
+#if defined(__SANITIZE_THREAD__)
+    __tsan_acquire(const_cast<WorkerLoop*>(this));
+#endif
+    while (!launched_->load(std::memory_order_acquire)) std::this_thread::yield();
+    run_->work(id_);
+  }
+
+ private:
+  void published() {
+#if defined(__SANITIZE_THREAD__)
+    __tsan_release(this);
+#endif
+  }
+  detail::Run* run_;
+  int id_;
+  const std::atomic<bool>* launched_;
+};
 
 template <class Launch>
 Result run_plan(const Plan& plan, const GetOptions& options, int num_workers, Launch&& launch) {
@@ -51,7 +91,9 @@ Result get(const Plan& plan, const GetOptions& options) {
     tbb::task_arena arena(n);
     arena.execute([&] {
       tbb::task_group workers;
-      for (int i = 1; i < n; ++i) workers.run([&run, i] { run.work(i); });
+      std::atomic<bool> launched{false};
+      for (int i = 1; i < n; ++i) workers.run(WorkerLoop(run, i, launched));
+      launched.store(true, std::memory_order_release);
       run.work(0);
       workers.wait();
     });
