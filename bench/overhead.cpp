@@ -103,7 +103,15 @@ int main(int argc, char** argv) try {
     for (int w : {1, 2}) {
       tb::TesseraRunner runner(shape, w);
       s["run" + std::to_string(w)][n] = best_of(o.repeat, [&] { return runner.run(); });
-      s["e2e" + std::to_string(w)][n] = best_of(o.repeat, [&] { return runner.end_to_end(); });
+      double& e2e = s["e2e" + std::to_string(w)][n];
+      e2e = 1e300;
+      for (int r = 0; r < o.repeat; ++r) {
+        const double t = runner.end_to_end();
+        if (t >= e2e) continue;
+        e2e = t;
+        s["build" + std::to_string(w)][n] = runner.build_seconds();  // the split of the best run
+        s["plan" + std::to_string(w)][n] = runner.plan_seconds();
+      }
       checksums[n] = runner.checksum();
       tb::FlowGraphRunner flow(shape, w);
       s["flow" + std::to_string(w)][n] = best_of(o.repeat, [&] { return flow.run(); });
@@ -148,6 +156,8 @@ int main(int argc, char** argv) try {
   print_row("tessera get, run only, 2 workers", per_task("run2"), 3);
   print_row("tessera end to end, 1 worker", per_task("e2e1"), 3);
   print_row("tessera end to end, 2 workers", per_task("e2e2"), 3);
+  print_row("  of which: build the Graph", per_task("build2"), 3);
+  print_row("  of which: Plan (cull + order)", per_task("plan2"), 3);
   print_row("oneTBB flow_graph, empty bodies, 1 thread", per_task("flow1"), 3);
   print_row("oneTBB flow_graph, empty bodies, 2 threads", per_task("flow2"), 3);
   if (!dask.empty()) {
