@@ -36,8 +36,9 @@ class UsageError : public std::runtime_error {
 //! An input that cannot be used; main prints `tessera: FILE: problem`; exit status 2.
 class InputError : public std::runtime_error {
  public:
+  //! `problem` may already start with the file's name (tessera's loaders do that).
   InputError(const std::string& file, const std::string& problem)
-      : std::runtime_error(file + ": " + problem) {}
+      : std::runtime_error(problem.rfind(file, 0) == 0 ? problem : file + ": " + problem) {}
 };
 
 //! A command's arguments, consumed as they are parsed.
