@@ -26,7 +26,7 @@ size_t count(const std::string& text, const std::string& part) {
 }  // namespace
 
 // diamond.json:   a (1000 B)
-//                /         \
+//                /         \    .
 //          b (100 B)     ('c', 0) (200 B)
 //                \         /
 //                  d (8 B)         requested
