@@ -41,10 +41,10 @@ inline void make_random_files(const std::filesystem::path& folder, int n, size_t
 }
 
 //! The regular files of `folder`, sorted by name: every engine sees the same list.
-inline std::vector<std::filesystem::path> list_files(const std::filesystem::path& folder) {
-  std::vector<std::filesystem::path> files;
+inline std::vector<std::string> list_files(const std::filesystem::path& folder) {
+  std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
+    if (entry.is_regular_file()) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -84,7 +84,7 @@ inline std::vector<std::string> md5_sequential(const std::string& folder) {
 
 //! The SPMD function: engine `rank` of `size` hashes its partition of the files.
 inline std::vector<std::string> spmd_task(const std::string& folder, int rank, int size) {
-  std::vector<std::filesystem::path> files = list_files(folder);
+  std::vector<std::string> files = list_files(folder);
   auto [begin, end] = tessera::spmd::get_partition(static_cast<int64_t>(files.size()), rank, size);
   std::vector<std::string> sums;
   for (int64_t i = begin; i < end; ++i) sums.push_back(md5_file(files[static_cast<size_t>(i)]));

@@ -1,6 +1,8 @@
 // A request to several engines: completion, waiting, and the errors it gathers.
 #include "tessera/spmd/detail/job.hpp"
 
+#include "engine.hpp"
+
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 
@@ -35,6 +37,10 @@ void Job::run(Engine& engine, size_t slot) noexcept {
 
 bool Job::wait(std::chrono::duration<double> timeout) const {
   if (ready()) return true;
+  if (timeout.count() < 0 || timeout > kSpinWindow) {
+    spin_until([this] { return ready(); }, kSpinWindow);
+    if (ready()) return true;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   auto done = [this] { return done_.load(std::memory_order_acquire); };
   if (timeout.count() < 0) {
