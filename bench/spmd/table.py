@@ -53,8 +53,9 @@ def main():
     for name, a, b in rows:
         ratio = f"{b / a:,.0f}x" if a and b and b / a >= 10 else (f"{b / a:.2f}x" if a and b else "-")
         print(f"| {name} | {fmt(a)} | {fmt(b)} | {ratio} |")
-    if "cluster_start_s" in p:
-        print(f"\nipyparallel cluster start ({n} engines, not timed above): {p['cluster_start_s']:.1f} s")
+    starts = [f"{k.rsplit('_', 1)[1]} engines {v:.1f} s" for k, v in p.items() if k.startswith("cluster_start_s_")]
+    if starts:
+        print(f"\nipyparallel cluster start (not in the times above): {', '.join(starts)}")
 
 
 if __name__ == "__main__":

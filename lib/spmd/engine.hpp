@@ -2,8 +2,6 @@
 // communicator behind the collectives of one apply.
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -14,19 +12,12 @@
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
-#include <absl/functional/function_ref.h>
 
 #include "tessera/graph/value.hpp"
 #include "tessera/spmd/context.hpp"
 #include "tessera/spmd/detail/job.hpp"
 
 namespace tessera::spmd::detail {
-
-//! How long an idle engine, or a caller waiting for a result, polls before it
-//! sleeps on its condition variable.
-inline constexpr std::chrono::microseconds kSpinWindow{50};
-//! Polls `done` (yielding the core between polls) until it holds or `window` passes.
-void spin_until(absl::FunctionRef<bool()> done, std::chrono::microseconds window);
 
 // One engine: a thread that runs the requests posted to it in order, and its
 // namespace. The namespace is touched only by the engine's own thread (every
@@ -62,7 +53,6 @@ class Engine {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
-  std::atomic<size_t> queued_{0};  // queue_.size(), readable without the lock
   bool stopping_ = false;
   std::thread thread_;  // started last, once the rest is built
 };

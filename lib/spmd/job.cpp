@@ -1,7 +1,7 @@
 // A request to several engines: completion, waiting, and the errors it gathers.
 #include "tessera/spmd/detail/job.hpp"
 
-#include "engine.hpp"
+#include <thread>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
@@ -10,6 +10,25 @@
 #include "tessera/spmd/error.hpp"
 
 namespace tessera::spmd::detail {
+namespace {
+
+// A caller waiting for a result polls this long (yielding its core) before it
+// sleeps: short requests then finish without a sleep and a wake-up on the
+// caller's side, which measured as the best trade on an oversubscribed machine.
+constexpr std::chrono::microseconds kPollWindow{50};
+
+template <class Done>
+void poll_until(Done done, std::chrono::microseconds window) {
+  auto deadline = std::chrono::steady_clock::now() + window;
+  do {
+    for (int i = 0; i < 16; ++i) {
+      if (done()) return;
+      std::this_thread::yield();
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
+}
+
+}  // namespace
 
 Job::Job(std::string method, std::vector<int> engine_ids, Work work)
     : method_(std::move(method)),
@@ -37,8 +56,8 @@ void Job::run(Engine& engine, size_t slot) noexcept {
 
 bool Job::wait(std::chrono::duration<double> timeout) const {
   if (ready()) return true;
-  if (timeout.count() < 0 || timeout > kSpinWindow) {
-    spin_until([this] { return ready(); }, kSpinWindow);
+  if (timeout.count() < 0 || timeout > kPollWindow) {
+    poll_until([this] { return ready(); }, kPollWindow);
     if (ready()) return true;
   }
   std::unique_lock<std::mutex> lock(mu_);
