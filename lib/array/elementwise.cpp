@@ -189,7 +189,7 @@ Array elementwise(BinaryOp op, const Array& a, const Array& b) {
 Array elementwise(BinaryOp op, const Array& a, const Scalar& s, bool scalar_first) {
   const std::string name(op_name(op));
   const DType dtype = result_type(op, a.dtype(), weak_scalar_dtype(a.dtype(), s));
-  (void)dispatch(dtype, [&]<class T>() { return s.to<T>(); });  // TypeError now, not in a task
+  dispatch(dtype, [&]<class T>() { (void)s.to<T>(); });  // TypeError now, not in a task
   // The scalar's exact bytes, so scalars that print alike still get their own tokens.
   const std::string value = dispatch(s.dtype(), [&]<class T>() {
     const T v = s.to<T>();
