@@ -97,10 +97,14 @@ A flat_sum(const T* x, int64_t n) {
 }
 
 // Calls row(first element, length, partial offset) for every row along the last
-// axis of a C-contiguous block; the partial offset is where the row's elements
-// go (the reduced axes' indices do not count). A 0-d block is one row of one.
+// axis of a block whose last axis is contiguous (rows may lie anywhere: a block
+// of a C-ordered file is read in place); the partial offset is where the row's
+// elements go (the reduced axes' indices do not count). A 0-d block is one row of one.
 template <class T, class F>
-void for_each_row(const T* x, const Shape& shape, const std::vector<bool>& reduced, F&& row) {
+void for_each_row(const NDArray& block, const std::vector<bool>& reduced, F&& row) {
+  const Shape& shape = block.shape();
+  const Strides& strides = block.strides();
+  const T* x = reinterpret_cast<const T*>(block.data());
   const size_t n = shape.size();
   if (n == 0) return row(x, int64_t{1}, int64_t{0});
   std::vector<int64_t> pstride(n);
@@ -111,13 +115,18 @@ void for_each_row(const T* x, const Shape& shape, const std::vector<bool>& reduc
   }
   const int64_t len = shape[n - 1];
   if (len == 0) return;
-  int64_t r = 0;
   for_each_index(absl::MakeConstSpan(shape.data(), n - 1), [&](absl::Span<const int64_t> idx) {
-    int64_t o = 0;
-    for (size_t k = 0; k + 1 < n; ++k) o += idx[k] * pstride[k];
-    row(x + r * len, len, o);
-    ++r;
+    int64_t o = 0, at = 0;
+    for (size_t k = 0; k + 1 < n; ++k) o += idx[k] * pstride[k], at += idx[k] * strides[k];
+    row(reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(x) + at), len, o);
   });
+}
+
+// The block itself when its rows are contiguous, else a C-ordered copy.
+NDArray rows_contiguous(const NDArray& block) {
+  const bool ok = block.ndim() == 0 || block.shape().back() <= 1 ||
+                  block.strides().back() == static_cast<int64_t>(block.dtype().itemsize());
+  return ok ? block : block.copy();
 }
 
 Shape partial_shape(const Shape& shape, const std::vector<bool>& reduced) {
@@ -130,11 +139,12 @@ Shape partial_shape(const Shape& shape, const std::vector<bool>& reduced) {
 
 // Sums (wrapping for integers) of a block into a zeroed partial of accumulator A.
 template <class A, class T>
-NDArray sum_block(const T* x, const Shape& shape, const std::vector<bool>& reduced) {
+NDArray sum_block(const NDArray& x, const std::vector<bool>& reduced) {
+  const Shape& shape = x.shape();
   NDArray out = NDArray::zeros(dtype_of<A>, partial_shape(shape, reduced));
   A* o = out.data<A>();
   const bool last = !shape.empty() && reduced.back();
-  for_each_row(x, shape, reduced, [&](const T* row, int64_t len, int64_t at) {
+  for_each_row<T>(x, reduced, [&](const T* row, int64_t len, int64_t at) {
     if (last || shape.empty()) {
       o[at] = add(o[at], flat_sum<A>(row, len));
     } else {
@@ -146,8 +156,7 @@ NDArray sum_block(const T* x, const Shape& shape, const std::vector<bool>& reduc
 
 template <class T>
 Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray& block) {
-  const NDArray c = block.is_c_contiguous() ? block : block.copy();
-  const T* x = reinterpret_cast<const T*>(c.data());
+  const NDArray c = rows_contiguous(block);
   const Shape& shape = c.shape();
   Partial p;
   p.count = 1;
@@ -156,7 +165,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
   }
   const bool last = !shape.empty() && reduced.back();
   if (kind == Kind::sum) {
-    p.a = sum_block<SumAcc<T>>(x, shape, reduced);
+    p.a = sum_block<SumAcc<T>, T>(c, reduced);
   } else if (kind == Kind::min || kind == Kind::max) {
     // Start from the first element along the reduced axes: min and max are
     // idempotent, so reading it again below is harmless.
@@ -164,7 +173,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
     for (bool r : reduced) first.push_back(r ? Slice{0, 1, 1} : Slice::all());
     p.a = p.count == 0 ? NDArray::empty(c.dtype(), partial_shape(shape, reduced)) : c.slice(first).copy();
     T* o = p.a.template data<T>();
-    for_each_row(x, shape, reduced, [&](const T* row, int64_t len, int64_t at) {
+    for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
       if (last || shape.empty()) {
         for (int64_t j = 0; j < len; ++j) o[at] = pick(kind, o[at], row[j]);
       } else {
@@ -173,7 +182,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
     });
   } else {  // mean, var: the mean first
     using A = MeanAcc<T>;
-    p.a = sum_block<A>(x, shape, reduced);
+    p.a = sum_block<A, T>(c, reduced);
     A* m = p.a.template data<A>();
     const int64_t positions = p.a.size();
     if (p.count > 0) {
@@ -182,7 +191,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
     if (kind == Kind::var) {
       p.b = NDArray::zeros(DType::float64(), p.a.shape());
       double* q = p.b.template data<double>();
-      for_each_row(x, shape, reduced, [&](const T* row, int64_t len, int64_t at) {
+      for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
         for (int64_t j = 0; j < len; ++j) {
           int64_t o = last || shape.empty() ? at : at + j;
           q[o] += std::norm(static_cast<A>(row[j]) - m[o]);
