@@ -35,10 +35,14 @@
 
 namespace tessera::array {
 
-//! The .npy file at `path` cut into `chunks` (see normalize_chunks; "auto" keeps
-//! blocks under 128 MiB). Reads the header now (StorageError for a missing or
-//! malformed file); each block's task maps its region when it runs.
-Array from_npy(const std::string& path, const ChunkSpec& chunks = "auto");
+//! The .npy file at `path` cut into `chunks` (see normalize_chunks). Reads the
+//! header now (StorageError for a missing or malformed file); each block's task
+//! maps the file and its block's pages when it runs.
+Array from_npy(const std::string& path, const ChunkSpec& chunks);
+//! The same with blocks that are each one contiguous run of the file under 128 MiB
+//! ("auto" along the slowest axis, whole along the others; plain "auto" when one
+//! slice along that axis is larger): the fastest way to read a file.
+Array from_npy(const std::string& path);
 
 //! The zarr v2 array stored in the directory `path`, one block per zarr chunk
 //! (edge blocks are views of the full-size edge chunks). Reads `.zarray` now;
