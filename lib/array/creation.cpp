@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include <absl/strings/str_cat.h>
 
 #include "array_blocks.hpp"
+#include "tessera/array/mapped_file.hpp"
 #include "tessera/array/npy.hpp"
 #include "tessera/array/zarr.hpp"
 #include "tessera/graph/error.hpp"
@@ -101,18 +104,53 @@ ChunkSpec contiguous_auto(const npy::Header& h) {
   return axes;
 }
 
+// One mapping of a file shared by the block tasks that run while it is alive:
+// mapping (and unmapping) the whole file once per block would take the process's
+// mmap lock for writing while other workers fault in their blocks' pages.
+class SharedMapping {
+ public:
+  explicit SharedMapping(std::string path) : path_(std::move(path)) {}
+  std::shared_ptr<MappedFile> get() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto f = file_.lock()) return f;
+    auto f = MappedFile::open(path_);
+    file_ = f;
+    return f;
+  }
+
+ private:
+  std::string path_;
+  std::mutex mutex_;
+  std::weak_ptr<MappedFile> file_;  // the blocks' views keep it mapped
+};
+
+// Block `region` of the .npy file whose header is `h`, a view of the mapping.
+NDArray npy_block(SharedMapping& mapping, const npy::Header& h, const std::vector<Slice>& region) {
+  std::shared_ptr<MappedFile> file = mapping.get();
+  int64_t count = 1;
+  for (int64_t s : h.shape) count *= s;
+  const size_t nbytes = static_cast<size_t>(count) * h.dtype.itemsize();
+  if (file->size() != h.data_offset + nbytes) {
+    throw StorageError(file->path(), "the file changed size since from_npy read its header: expected " +
+                                         std::to_string(h.data_offset + nbytes) + " bytes, found " +
+                                         std::to_string(file->size()));
+  }
+  Strides strides = h.fortran_order ? NDArray::f_strides(h.shape, h.dtype.itemsize())
+                                    : NDArray::c_strides(h.shape, h.dtype.itemsize());
+  NDArray block = NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
+  populate(block);
+  return block;
+}
+
 Array from_npy(const std::string& path) { return from_npy(path, contiguous_auto(npy::read_header(path))); }
 
 Array from_npy(const std::string& path, const ChunkSpec& chunks) {
   const npy::Header h = npy::read_header(path);
   Chunks c = normalize_chunks(chunks, h.shape, h.dtype);
   const std::string name = absl::StrCat("from-npy-", token({"from_npy", file_identity(path), c.str()}));
+  auto mapping = std::make_shared<SharedMapping>(path);
   Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
-    auto f = [path, region = block_region(c, idx)] {
-      NDArray block = npy::open(path).slice(region);
-      populate(block);
-      return block;
-    };
+    auto f = [mapping, h, region = block_region(c, idx)] { return npy_block(*mapping, h, region); };
     return Task(fn("from_npy", std::move(f)));
   });
   return Array(name, std::move(c), h.dtype, std::move(layer));
