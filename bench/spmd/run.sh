@@ -23,11 +23,16 @@ for i in range(500):
     with open(os.path.join(sys.argv[1], f"file_{i:05d}.bin"), "wb") as f:
         f.write(os.urandom(1024))' "$work/files"
 
-echo "== tessera" >&2
-TESSERA_BENCH_MD5_FOLDER="$work/files" build/bench/spmd_bench \
-  --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
-  --benchmark_min_time=1 --benchmark_out="$work/tessera.json" --benchmark_out_format=json >&2 || true
-# (the filter keeps runs at the engine counts the peer uses)
+# tessera runs before and after the (long) peer run, so that both sides sample the
+# machine's load over the same stretch of time; the table takes medians.
+run_tessera() {  # run_tessera OUT.json
+  TESSERA_BENCH_MD5_FOLDER="$work/files" build/bench/spmd_bench \
+    --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
+    --benchmark_min_time=0.2 --benchmark_repetitions=5 \
+    --benchmark_out="$1" --benchmark_out_format=json >&2
+}
+echo "== tessera (1 of 2)" >&2
+run_tessera "$work/tessera1.json"
 
 echo "== ipyparallel ($engines engines; starting them takes a while)" >&2
 status=0
@@ -38,4 +43,7 @@ if [ "$status" -ne 0 ]; then
   : >"$work/peer.json"
 fi
 
-/usr/bin/python3 bench/spmd/table.py "$work/tessera.json" "$work/peer.json" "$engines"
+echo "== tessera (2 of 2)" >&2
+run_tessera "$work/tessera2.json"
+
+/usr/bin/python3 bench/spmd/table.py "$engines" "$work/peer.json" "$work/tessera1.json" "$work/tessera2.json"
