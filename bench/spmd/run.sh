@@ -5,7 +5,8 @@
 # Both sides hash the same files. ipyparallel runs with /usr/bin/python3 (Debian's
 # python3-ipyparallel), its controller and engines on loopback, bounded by a timeout;
 # the peer stops its cluster on every exit path.
-# Environment: SPMD_BENCH_ENGINES (100), PEER_TIMEOUT seconds (900).
+# Environment: SPMD_BENCH_ENGINES (100), PEER_TIMEOUT seconds (900; then SIGTERM, on which the
+# peer stops its engines, which takes up to ~3 min for 100; SIGKILL 300 s later).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 engines=${SPMD_BENCH_ENGINES:-100}
@@ -36,7 +37,7 @@ run_tessera "$work/tessera1.json"
 
 echo "== ipyparallel ($engines engines; starting them takes a while)" >&2
 status=0
-timeout --kill-after=30 "$peer_timeout" /usr/bin/python3 bench/peers/spmd_ipyparallel.py \
+timeout --kill-after=300 "$peer_timeout" /usr/bin/python3 bench/peers/spmd_ipyparallel.py \
   --engines "$engines" --small 8 --folder "$work/files" >"$work/peer.json" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "ipyparallel run failed (exit $status); its column is left empty" >&2
