@@ -1,8 +1,6 @@
 #include "tessera/array/creation.hpp"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <memory>
 #include <mutex>
@@ -43,29 +41,6 @@ std::string file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path;
   return absl::StrCat(path, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
-}
-
-// Maps the pages of a block of a mapped file in one call (MADV_POPULATE_READ,
-// Linux 5.14+), instead of one page fault per few pages as the block is read:
-// a reduction over a mapped file spends much of its time in faults otherwise.
-// A hint only: failure (an older kernel) changes nothing.
-void populate(const NDArray& block) {
-#ifdef MADV_POPULATE_READ
-  if (block.size() == 0) return;
-  // The block's bytes lie between its first and its last element.
-  int64_t lo = 0, hi = 0;
-  for (size_t k = 0; k < block.ndim(); ++k) {
-    const int64_t span = (block.shape()[k] - 1) * block.strides()[k];
-    (span < 0 ? lo : hi) += span;
-  }
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto first = reinterpret_cast<uintptr_t>(block.data()) + lo;
-  const auto end = reinterpret_cast<uintptr_t>(block.data()) + hi + block.dtype().itemsize();
-  const uintptr_t start = first & ~(page - 1);
-  (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ);
-#else
-  (void)block;
-#endif
 }
 
 uint64_t splitmix64(uint64_t& state) {
@@ -137,9 +112,7 @@ NDArray npy_block(SharedMapping& mapping, const npy::Header& h, const std::vecto
   }
   Strides strides = h.fortran_order ? NDArray::f_strides(h.shape, h.dtype.itemsize())
                                     : NDArray::c_strides(h.shape, h.dtype.itemsize());
-  NDArray block = NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
-  populate(block);
-  return block;
+  return NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
 }
 
 Array from_npy(const std::string& path) { return from_npy(path, contiguous_auto(npy::read_header(path))); }
