@@ -3,7 +3,8 @@
 # vs numpy's np.load(mmap_mode='r').sum() vs dask.array.from_zarr(...).sum() on
 # the same data stored as (uncompressed) zarr. Prints one table with ratios.
 #
-# Usage: bench/array/run.sh [BUILD_DIR=build] [GIB=2] [REPEATS=5]
+# Usage: scripts/bench array [BUILD_DIR=build] [GIB=2] [REPEATS=5]
+#        (the same as bench/array/run.sh ...)
 # The data goes to $TMPDIR (default /tmp) and is removed at the end, also on error.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,8 @@ gib=${2:-2}
 repeats=${3:-5}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
-ninja -C "$build" bench/bench_array_sum >/dev/null
+[ -d "$build/meson-private" ] || meson setup "$build" -Dbench=true >/dev/null
+ninja -C "$build" -j2 bench/bench_array_sum >/dev/null
 
 data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-array-XXXXXX")
 trap 'rm -rf "$data"' EXIT
