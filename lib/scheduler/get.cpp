@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
+#include <memory>
 #include <thread>
 
 #include <absl/container/flat_hash_map.h>
@@ -77,17 +77,17 @@ int resolve_workers(int n) {
   return static_cast<int>(std::min<size_t>(n == 0 ? tbb::info::default_concurrency() : n, cap));
 }
 
-// One arena per worker count, made on first use and kept: making and dropping
-// an arena costs ~25 µs a run (its threads join and leave), reusing one ~0.1 µs.
-// Kept for the life of the process (never destroyed, so never torn down while
-// TBB shuts down).
+// One arena per calling thread and worker count, made on first use and kept:
+// making and dropping an arena costs ~25 µs a run (its threads join and leave),
+// reusing one ~0.1 µs. Per thread, so that the caller always finds its own slot
+// free and joins (with a shared arena, a second caller's run would be handed to
+// a TBB thread instead); a task that calls get finds its thread already in the
+// arena, and its run's waits are isolated from the outer run's tasks.
 tbb::task_arena& arena_for(int n) {
-  static std::mutex m;
-  static absl::flat_hash_map<int, tbb::task_arena*> arenas;
-  std::lock_guard lk(m);
-  tbb::task_arena*& a = arenas[n];
+  thread_local absl::flat_hash_map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  std::unique_ptr<tbb::task_arena>& a = arenas[n];
   if (a == nullptr) {
-    a = new tbb::task_arena(n);
+    a = std::make_unique<tbb::task_arena>(n);
     a->initialize();
   }
   return *a;
