@@ -109,6 +109,21 @@ TEST_CASE("a task may call get on another graph without deadlock") {
   }
 }
 
+TEST_CASE("runs from several threads at once share arenas and each get their own results") {
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([c, &wrong] {
+      Graph g = fan_in(100, [c](int i) { return i * c; });
+      for (int rep = 0; rep < 20; ++rep) {
+        if (get(g, "sum", {.num_workers = 2}).as<long>() != 4950L * c) ++wrong;
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("on the first error nothing new starts, running tasks finish, and the caller gets the TaskError") {
   // 1000 slow leaves feeding sum; the tenth leaf to start fails
   std::atomic<int> started{0}, finished{0};
