@@ -55,10 +55,12 @@ std::string python_repr(std::string_view s) {
 
 }  // namespace
 
-Key::Key(std::string_view name) : name_(names().intern(name)) {}
+const std::string* detail::intern(std::string_view name) { return names().intern(name); }
+
+Key::Key(std::string_view name) : name_(detail::intern(name)) {}
 
 Key::Key(std::string_view name, absl::Span<const int64_t> index)
-    : name_(names().intern(name)), index_(index.begin(), index.end()), tuple_(true) {}
+    : name_(detail::intern(name)), index_(index.begin(), index.end()), tuple_(true) {}
 
 std::string Key::str() const {
   if (!tuple_) return *name_;

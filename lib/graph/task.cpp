@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/inlined_vector.h>
+#include <absl/synchronization/mutex.h>
 #include <absl/strings/str_cat.h>
 
 namespace tessera {
@@ -24,7 +26,9 @@ std::string symbol_name(const char* symbol) {
 
 }  // namespace
 
-std::string callable_name(const void* function_address, const std::type_info& type) {
+namespace {
+
+std::string work_out_name(const void* function_address, const std::type_info& type) {
   // A plain function's own name, when the dynamic symbol table has it
   // (shared libraries, or executables linked with -rdynamic).
   Dl_info info{};
@@ -36,6 +40,20 @@ std::string callable_name(const void* function_address, const std::type_info& ty
   // Lambdas demangle as `{lambda(int)#1}` inside their enclosing scope; keep it short.
   if (name.find("lambda") != std::string::npos) return "lambda";
   return name;
+}
+
+}  // namespace
+
+const std::string* callable_name(const void* function_address, const std::type_info& type) {
+  // dladdr and demangling cost microseconds; a graph builds millions of tasks
+  // from a handful of functions, so each is worked out once.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* names = new absl::flat_hash_map<const void*, const std::string*>;
+  const void* id = function_address != nullptr ? function_address : static_cast<const void*>(&type);
+  absl::MutexLock lock(&mu);
+  auto [it, inserted] = names->try_emplace(id, nullptr);
+  if (inserted) it->second = intern(work_out_name(function_address, type));
+  return it->second;
 }
 
 void throw_argument_type(size_t position, const TypeError& e) {

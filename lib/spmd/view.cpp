@@ -9,7 +9,7 @@
 
 namespace tessera::spmd {
 
-std::string detail::FunctionName::str() const { return tessera::detail::callable_name(address, *type); }
+std::string detail::FunctionName::str() const { return *tessera::detail::callable_name(address, *type); }
 
 BroadcastView::BroadcastView(std::shared_ptr<detail::ClusterState> cluster, std::vector<int> targets)
     : cluster_(std::move(cluster)), targets_(std::move(targets)) {}

@@ -59,7 +59,7 @@ TEST_CASE("flatten joins per-engine lists in rank order") {
 
 TEST_CASE("scatter's split is ipyparallel's: the larger parts first") {
   std::vector<std::pair<size_t, size_t>> parts;
-  for (size_t p = 0; p < 3; ++p) parts.push_back(detail::scatter_bounds(10, p, 3));
+  for (size_t p = 0; p < 3; ++p) parts.push_back(spmd::detail::scatter_bounds(10, p, 3));
   CHECK(parts == std::vector<std::pair<size_t, size_t>>{{0, 4}, {4, 7}, {7, 10}});
-  CHECK(detail::scatter_bounds(2, 3, 4) == std::pair<size_t, size_t>{2, 2});
+  CHECK(spmd::detail::scatter_bounds(2, 3, 4) == std::pair<size_t, size_t>{2, 2});
 }

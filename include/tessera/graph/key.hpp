@@ -69,4 +69,10 @@ class Key {
 
 std::ostream& operator<<(std::ostream& os, const Key& k);
 
+namespace detail {
+//! The one stored copy of `name`; equal names give the same pointer, valid for
+//! the life of the process. Keys and task function names share this table.
+const std::string* intern(std::string_view name);
+}  // namespace detail
+
 }  // namespace tessera

@@ -124,7 +124,9 @@ class ArgumentTypeError : public TypeError {
   using TypeError::TypeError;
 };
 
-std::string callable_name(const void* function_address, const std::type_info& type);
+//! The name of a callable (a function's symbol, or a short form of its type),
+//! worked out once per function address or type and interned.
+const std::string* callable_name(const void* function_address, const std::type_info& type);
 [[noreturn]] void throw_argument_type(size_t position, const TypeError& e);
 
 template <class T>
@@ -214,7 +216,7 @@ RawFn make_raw(F f, size_t arity) {
 }
 
 template <class F>
-std::string name_of(const F& f) {
+const std::string* name_of(const F& f) {
   if constexpr (std::is_pointer_v<F>) {
     return callable_name(reinterpret_cast<const void*>(f), typeid(F));
   } else {
@@ -244,7 +246,7 @@ class Task {
   }
 
   //! The function's name, for messages and profiles.
-  const std::string& function_name() const { return name_; }
+  const std::string& function_name() const { return *name_; }
   //! Keys this task reads (nested tasks and lists included), each once, in
   //! order of first appearance.
   const std::vector<Key>& dependencies() const { return deps_; }
@@ -260,7 +262,7 @@ class Task {
   void init(F&& f, std::vector<Arg> args) {
     using D = std::decay_t<F>;
     if constexpr (requires { f.name; f.f; }) {
-      name_ = f.name;
+      name_ = detail::intern(f.name);
       fn_ = std::make_shared<const detail::RawFn>(detail::make_raw(f.f, args.size()));
     } else {
       name_ = detail::name_of<D>(f);
@@ -274,7 +276,7 @@ class Task {
   void assign_slots(std::vector<Arg>& args);
   Value evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const;
 
-  std::string name_;
+  const std::string* name_ = nullptr;  // interned: tasks of one function share it
   std::shared_ptr<const detail::RawFn> fn_;
   std::vector<Arg> args_;
   std::vector<Key> deps_;
