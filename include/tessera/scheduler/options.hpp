@@ -1,0 +1,75 @@
+// tessera/scheduler/options.hpp — how to run: GetOptions, RunStats, CancellationToken.
+//
+// One options struct serves get_sync and get, as dask's keyword arguments do:
+// workers, callback sets, precomputed values (`cache`), rerunning a failed task
+// on the caller's thread for a debugger, a cancellation token, and a place to
+// receive the run's figures.
+//
+// @code
+//   tessera::CancellationToken stop;
+//   tessera::RunStats stats;
+//   tessera::GetOptions opts{.num_workers = 4, .cancel = stop, .stats = &stats};
+//   auto r = tessera::get(g, {"a", "b"}, opts);   // another thread may call stop.cancel()
+//   std::cout << stats.peak_held_bytes << " bytes held at most\n";
+// @endcode
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "tessera/graph/key.hpp"
+#include "tessera/graph/value.hpp"
+#include "tessera/scheduler/callbacks.hpp"
+
+namespace tessera {
+
+//! Stops a run from another thread (or from a task or a callback). Copies share
+//! one flag. Thread-safe.
+class CancellationToken {
+ public:
+  CancellationToken() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+  //! Asks every run holding this token to stop: nothing new starts, running
+  //! tasks finish, and the run throws Cancelled.
+  void cancel() const { flag_->store(true, std::memory_order_relaxed); }
+  bool cancelled() const { return flag_->load(std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+//! Precomputed values by key: such keys are not computed, and what only they
+//! needed is not run.
+using Cache = absl::flat_hash_map<Key, Value>;
+
+//! Figures of one run, filled in also when it fails.
+struct RunStats {
+  size_t tasks = 0;            //!< tasks the run had to execute
+  size_t tasks_run = 0;        //!< tasks that ran to completion
+  size_t peak_held = 0;        //!< RunState::peak_count at the end
+  size_t peak_held_bytes = 0;  //!< RunState::peak_bytes at the end
+  int num_workers = 0;         //!< workers the run used
+};
+
+struct GetOptions {
+  //! Workers of `get`, the caller's thread included; 0 means the hardware
+  //! threads (tbb::info::default_concurrency()). get_sync ignores it.
+  int num_workers = 0;
+  //! Callback sets; each hook of each set is called (see callbacks.hpp).
+  std::vector<Callbacks> callbacks;
+  //! Values to use instead of computing their keys.
+  Cache cache;
+  //! After a task failed and the run stopped, run that task again on the
+  //! caller's thread (inputs still held) before throwing, so a debugger stopped
+  //! on `throw` sees it there.
+  bool rerun_exceptions_locally = false;
+  //! Cancelling it stops the run, which then throws Cancelled.
+  CancellationToken cancel;
+  //! When set, receives the run's figures (also when it throws).
+  RunStats* stats = nullptr;
+};
+
+}  // namespace tessera

@@ -1,0 +1,264 @@
+#include "run.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include <absl/strings/str_cat.h>
+
+#include "tessera/graph/error.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TESSERA_CPU_RELAX() _mm_pause()
+#else
+#define TESSERA_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace tessera {
+
+const Graph& RunState::graph() const { return plan_->graph(); }
+size_t RunState::num_tasks() const { return plan_->num_tasks(); }
+const Key& RunState::key(uint32_t task) const { return plan_->key(task); }
+const Task& RunState::task(uint32_t task) const { return plan_->task(task); }
+uint32_t RunState::priority(uint32_t task) const { return plan_->priority(task); }
+
+namespace detail {
+
+void SpinLock::lock() noexcept {
+  for (int spins = 0;;) {
+    if (!locked_.exchange(true, std::memory_order_acquire)) return;
+    while (locked_.load(std::memory_order_relaxed)) {
+      // Yield when the holder was preempted (more threads than cores).
+      if (++spins < 128) {
+        TESSERA_CPU_RELAX();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+}
+
+Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
+    : RunState(plan, num_workers), plan_(plan), options_(options) {
+  for (const Callbacks& cb : options.callbacks) task_hooks_ |= cb.pretask || cb.posttask;
+  const uint32_t m = plan.size(), nt = plan.num_tasks();
+  waiting_ = std::make_unique<std::atomic<uint32_t>[]>(nt);
+  uses_ = std::make_unique<std::atomic<uint32_t>[]>(m);
+  values_ = std::make_unique<Value[]>(m);
+  for (uint32_t u = 0; u < nt; ++u) waiting_[u].store(plan.num_waiting(u), std::memory_order_relaxed);
+  for (uint32_t u = 0; u < m; ++u) {
+    uint32_t readers = static_cast<uint32_t>(plan.dependents(u).size());
+    uses_[u].store(readers + (plan.is_requested(u) ? 1 : 0), std::memory_order_relaxed);
+  }
+  for (uint32_t u = nt; u < m; ++u) values_[u] = plan.known(u);
+  stack_.reserve(nt);
+  stack_ = plan.initial_ready();
+}
+
+bool Run::start() {
+  std::lock_guard lk(hooks_);
+  try {
+    for (const Callbacks& cb : options_.callbacks) {
+      if (cb.start) cb.start(*this);
+      ++started_;
+    }
+  } catch (...) {
+    start_error_ = std::current_exception();
+    return false;
+  }
+  return true;
+}
+
+void Run::work(int worker) noexcept {
+  Worker w{worker, {}};
+  uint32_t task = 0;
+  bool have;
+  {
+    Lock lk(lock_);
+    have = pop_or_wait(lk, task);
+  }
+  while (have) {
+    if (task_hooks_ && !call_pretask(task, worker)) return;
+    Value result;
+    if (!run_task(task, result)) return;
+    have = complete(w, task, std::move(result), task);
+  }
+}
+
+// With lk held: the next task, or false when the run is over for this worker.
+bool Run::pop_or_wait(Lock& lk, uint32_t& next) {
+  for (;;) {
+    if (stopping_.load(std::memory_order_relaxed) || done_) return false;
+    if (options_.cancel.cancelled()) {
+      stop_locked({Failure::Kind::cancelled, 0, nullptr});
+      return false;
+    }
+    if (!stack_.empty()) {
+      next = stack_.back();
+      stack_.pop_back();
+      ++running_;
+      return true;
+    }
+    if (running_ == 0) {
+      // Nothing ready and nothing running: finished, or the rest waits on a cycle.
+      if (num_finished() == plan_.num_tasks()) {
+        done_ = true;
+        wake_locked(true);
+      } else {
+        stop_locked({Failure::Kind::cycle, 0, nullptr});
+      }
+      return false;
+    }
+    const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
+    ++sleepers_;
+    lk.unlock();
+    wait_for_change(epoch);
+    lk.lock();
+    --sleepers_;
+  }
+}
+
+// Tiny tasks finish within microseconds, so spin first; a futex sleep only
+// when the wait is long (a worker sleeping through short gaps costs ~10 µs each).
+void Run::wait_for_change(uint32_t epoch) const {
+  for (int i = 0; i < 4000; ++i) {
+    if (epoch_.load(std::memory_order_relaxed) != epoch) return;
+    TESSERA_CPU_RELAX();
+  }
+  for (int i = 0; i < 16; ++i) {
+    if (epoch_.load(std::memory_order_relaxed) != epoch) return;
+    std::this_thread::yield();
+  }
+  epoch_.wait(epoch, std::memory_order_relaxed);
+}
+
+// With lock_ held: wakes waiting workers (always, or when there is work for them).
+void Run::wake_locked(bool always) {
+  if (sleepers_ == 0 || (!always && stack_.empty())) return;
+  epoch_.fetch_add(1, std::memory_order_relaxed);
+  epoch_.notify_all();
+}
+
+bool Run::run_task(uint32_t task, Value& result) {
+  const auto deps = plan_.dependencies(task);
+  try {
+    result = plan_.task(task).run([&](size_t i) -> const Value& { return values_[deps[i]]; });
+    return true;
+  } catch (const ArgumentTypeError&) {
+    fail(Failure::Kind::argument_type, task, std::current_exception());
+  } catch (...) {
+    fail(Failure::Kind::task, task, std::current_exception());
+  }
+  return false;
+}
+
+bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
+  const size_t bytes = result.nbytes();
+  values_[task] = std::move(result);
+  size_t released = 0, released_bytes = 0;
+  release_inputs(task, released, released_bytes);
+  if (task_hooks_) {
+    // posttask sees the run after this task, before any of its dependents starts.
+    {
+      std::lock_guard lk(lock_);
+      account(bytes, released, released_bytes);
+    }
+    if (!call_posttask(task, w.id)) return false;
+    collect_ready(w, task);
+    Lock lk(lock_);
+    return push_and_pop(lk, w, next);
+  }
+  collect_ready(w, task);
+  Lock lk(lock_);
+  account(bytes, released, released_bytes);
+  return push_and_pop(lk, w, next);
+}
+
+// Drops each input whose last reader this task was (requested ones keep a use).
+void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
+  for (uint32_t d : plan_.dependencies(task)) {
+    if (uses_[d].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+    if (d < plan_.num_tasks()) {
+      ++count;
+      bytes += values_[d].nbytes();
+    }
+    values_[d] = Value();
+  }
+}
+
+// The dependents this completion made ready, sorted so the best priority is last.
+void Run::collect_ready(Worker& w, uint32_t task) {
+  for (uint32_t s : plan_.dependents(task)) {
+    if (waiting_[s].fetch_sub(1, std::memory_order_acq_rel) == 1) w.ready.push_back(s);
+  }
+  if (w.ready.size() > 1) {
+    std::sort(w.ready.begin(), w.ready.end(),
+              [this](uint32_t a, uint32_t b) { return plan_.priority(a) > plan_.priority(b); });
+  }
+}
+
+// With lock_ held: one more task finished; its result is held, its released inputs are not.
+void Run::account(size_t bytes, size_t released_count, size_t released_bytes) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  finished_.store(finished_.load(relaxed) + 1, relaxed);
+  const size_t count = held_count_.load(relaxed) + 1 - released_count;
+  const size_t total = held_bytes_.load(relaxed) + bytes - released_bytes;
+  held_count_.store(count, relaxed);
+  held_bytes_.store(total, relaxed);
+  if (count > peak_count_.load(relaxed)) peak_count_.store(count, relaxed);
+  if (total > peak_bytes_.load(relaxed)) peak_bytes_.store(total, relaxed);
+}
+
+bool Run::push_and_pop(Lock& lk, Worker& w, uint32_t& next) {
+  --running_;
+  if (!stopping_.load(std::memory_order_relaxed)) {
+    stack_.insert(stack_.end(), w.ready.begin(), w.ready.end());
+    // This worker pops one itself; wake the others only for the rest.
+    if (w.ready.size() > 1) wake_locked(false);
+  }
+  w.ready.clear();
+  return pop_or_wait(lk, next);
+}
+
+void Run::fail(Failure::Kind kind, uint32_t task, std::exception_ptr error) {
+  std::lock_guard lk(lock_);
+  --running_;
+  stop_locked({kind, task, std::move(error)});
+}
+
+// With lock_ held: the first failure stops the run; later ones are dropped.
+void Run::stop_locked(Failure failure) {
+  if (stopping_.load(std::memory_order_relaxed)) return;
+  failure_ = std::move(failure);
+  stopping_.store(true, std::memory_order_relaxed);
+  wake_locked(true);
+}
+
+bool Run::call_pretask(uint32_t task, int worker) {
+  try {
+    std::lock_guard lk(hooks_);
+    for (const Callbacks& cb : options_.callbacks) {
+      if (cb.pretask) cb.pretask(*this, task, worker);
+    }
+    return true;
+  } catch (...) {
+    fail(Failure::Kind::callback, task, std::current_exception());
+    return false;
+  }
+}
+
+bool Run::call_posttask(uint32_t task, int worker) {
+  try {
+    std::lock_guard lk(hooks_);
+    for (const Callbacks& cb : options_.callbacks) {
+      if (cb.posttask) cb.posttask(*this, task, values_[task], worker);
+    }
+    return true;
+  } catch (...) {
+    fail(Failure::Kind::callback, task, std::current_exception());
+    return false;
+  }
+}
+
+}  // namespace detail
+}  // namespace tessera
