@@ -1,15 +1,4 @@
-// rechunk: the target's resolution, the choice of method, and the `tasks` method.
-//
-// The `tasks` graph of one step, for each new block J:
-//   - J is one whole old block I: `(merge, J)` is an alias of `(x, I)`;
-//   - fused: `(merge, J)` = rechunk_copy([(x, I) for each old block I it
-//     overlaps], plan), which copies each piece straight into the new block;
-//   - not fused: `(split, n)` = getitem((x, I), box) for each piece that is not
-//     a whole old block (a view, no copy), then `(merge, J)` =
-//     rechunk_concatenate(pieces, plan).
-// A new block made of one part of one old block is that part: a view when the
-// part is C-contiguous, else a copy (downstream kernels take contiguous
-// blocks).
+// rechunk on Arrays: the target's resolution, the choice of method, the steps.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -19,8 +8,6 @@
 #include "rechunk_blocks.hpp"
 #include "tessera/array/rechunk.hpp"
 #include "tessera/graph/error.hpp"
-#include "tessera/graph/graph.hpp"
-#include "tessera/graph/task.hpp"
 
 namespace tessera::array {
 
@@ -55,181 +42,16 @@ Chunks RechunkSpec::resolve(const Chunks& old_chunks, DType dtype, int64_t limit
   return normalize_chunks(ChunkSpec(std::move(resolved)), shape, dtype, limit_bytes);
 }
 
-namespace detail {
-
-void for_each_block(absl::Span<const int64_t> extent, absl::FunctionRef<void(absl::Span<const int64_t>)> f) {
-  for (int64_t e : extent) {
-    if (e == 0) return;
-  }
-  std::vector<int64_t> i(extent.size(), 0);
-  while (true) {
-    f(i);
-    size_t a = extent.size();
-    while (a > 0 && ++i[a - 1] == extent[a - 1]) i[--a] = 0;
-    if (a == 0) return;
-  }
-}
-
-NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
-  std::vector<Slice> slices;
-  slices.reserve(start.size());
-  for (size_t k = 0; k < start.size(); ++k) slices.push_back(Slice{start[k], start[k] + shape[k]});
-  return a.slice(slices);
-}
-
-NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
-  NDArray v = box_view(a, start, shape);
-  return v.is_c_contiguous() ? v : v.copy();
-}
-
-void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan, const NDArray& out) {
-  for (const PieceCopy& p : plan.pieces) {
-    const NDArray& src = sources.at(p.source);
-    if (src.dtype() != plan.dtype || src.ndim() != plan.shape.size()) {
-      throw ChunkError(absl::StrCat("rechunk: expected a ", plan.dtype.name(), " block of ", plan.shape.size(),
-                                    " axes, found a ", src.describe()));
-    }
-    box_view(out, p.output_start, p.shape).assign(box_view(src, p.source_start, p.shape));
-  }
-}
-
-NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan) {
-  NDArray out = NDArray::empty(plan.dtype, plan.shape);
-  copy_pieces(sources, plan, out);
-  return out;
-}
-
-std::string step_token(const Array& x, const Chunks& chunks, const std::string& method) {
-  const std::string target = chunks.str();
-  return token({"rechunk", x.name(), target, method});
-}
-
-namespace {
-
-using Plan = std::shared_ptr<const BlockAssembly>;
-
-Key input_key(const Array& x, const Intersection::Index& block) { return x.block_key(block); }
-
-bool is_whole_block(const Chunks& old_chunks, const Intersection& piece) {
-  for (size_t a = 0; a < piece.shape.size(); ++a) {
-    if (piece.input_start[a] != 0 || piece.shape[a] != old_chunks[a][piece.input_block[a]]) return false;
-  }
-  return true;
-}
-
-// The pieces of new block `out`, in C order of their grid.
-std::vector<Intersection> pieces_of(const std::vector<AxisMap>& maps, absl::Span<const int64_t> out) {
-  std::vector<Intersection> pieces;
-  for_each_intersection(maps, out, [&](const Intersection& x) { pieces.push_back(x); });
-  return pieces;
-}
-
-// `name` is rechunk_copy when the sources are old blocks (fused), and
-// rechunk_concatenate when they are getitem pieces.
-Task assemble_task(std::string name, std::vector<Arg> sources, Plan plan) {
-  std::vector<Arg> args;
-  args.emplace_back(ArgList{std::move(sources)});
-  args.emplace_back(Value(std::move(plan)));
-  return Task::from_args(fn(std::move(name), [](const std::vector<NDArray>& blocks, const Plan& p) {
-                           return assemble_block(blocks, *p);
-                         }),
-                         std::move(args));
-}
-
-Task view_task(Key block, const Intersection& piece) {
-  std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
-  std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
-  return Task(fn("rechunk_view",
-                 [](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
-                   return contiguous_box(b, s, n);
-                 }),
-              ref(std::move(block)), std::move(start), std::move(shape));
-}
-
-Task getitem_task(Key block, const Intersection& piece) {
-  std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
-  std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
-  return Task(fn("getitem",
-                 [](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
-                   return box_view(b, s, n);
-                 }),
-              ref(std::move(block)), std::move(start), std::move(shape));
-}
-
-}  // namespace
-
-Array tasks_step(const Array& x, const Chunks& chunks, bool fuse) {
-  const std::string tok = step_token(x, chunks, fuse ? "tasks-fused" : "tasks");
-  const std::string merge = "rechunk-merge-" + tok;
-  const std::string split = "rechunk-split-" + tok;
-  const std::vector<AxisMap> maps = old_to_new(x.chunks().sizes(), chunks.sizes());
-  Graph layer;
-  int64_t splits = 0;
-  for_each_block(chunks.numblocks(), [&](absl::Span<const int64_t> out) {
-    const Key key(merge, out);
-    std::vector<Intersection> pieces = pieces_of(maps, out);
-    if (pieces.size() == 1) {
-      const Intersection& p = pieces.front();
-      if (is_whole_block(x.chunks(), p)) {
-        layer.alias(key, input_key(x, p.input_block));
-      } else if (fuse) {
-        layer.put(key, view_task(input_key(x, p.input_block), p));
-      } else {
-        const Key s(split, {splits++});
-        layer.put(s, view_task(input_key(x, p.input_block), p));
-        layer.alias(key, s);
-      }
-      return;
-    }
-    auto plan = std::make_shared<BlockAssembly>();
-    plan->dtype = x.dtype();
-    plan->shape = chunks.block_shape({out.begin(), out.end()});
-    std::vector<Arg> sources;
-    for (const Intersection& p : pieces) {
-      PieceCopy copy{sources.size(), p.input_start, p.output_start, p.shape};
-      if (fuse || is_whole_block(x.chunks(), p)) {
-        sources.emplace_back(ref(input_key(x, p.input_block)));
-      } else {
-        const Key s(split, {splits++});
-        layer.put(s, getitem_task(input_key(x, p.input_block), p));
-        sources.emplace_back(ref(s));
-        copy.source_start.assign(p.shape.size(), 0);  // the getitem already cut the box
-      }
-      plan->pieces.push_back(std::move(copy));
-    }
-    layer.put(key, assemble_task(fuse ? "rechunk_copy" : "rechunk_concatenate", std::move(sources), std::move(plan)));
-  });
-  return Array(merge, chunks, x.dtype(), std::move(layer), {x});
-}
-
-Array empty_step(const Array& x, const Chunks& chunks) {
-  const std::string name = "rechunk-merge-" + step_token(x, chunks, "empty");
-  Graph layer;
-  const DType dtype = x.dtype();
-  for_each_block(chunks.numblocks(), [&](absl::Span<const int64_t> out) {
-    layer.put(Key(name, out), Task(fn("rechunk_empty", [dtype](const std::vector<int64_t>& shape) {
-                                     return NDArray::empty(dtype, shape);
-                                   }),
-                                   chunks.block_shape({out.begin(), out.end()})));
-  });
-  return Array(name, chunks, dtype, std::move(layer), {x});
-}
-
-}  // namespace detail
 
 Array rechunk(const Array& x, const RechunkSpec& chunks, const RechunkOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.block_size_limit);
-  if (target == x.chunks()) return x;
-  if (x.size() == 0) return detail::empty_step(x, target);
-  RechunkMethod method = options.method;
-  if (method == RechunkMethod::automatic) {
-    method = choose_rechunk_method(x.chunks().sizes(), target.sizes(), options.threshold);
-  }
-  if (method == RechunkMethod::shuffle) return detail::shuffle_step(x, target, options);
-  const auto steps = plan_rechunk(x.chunks().sizes(), target.sizes(), static_cast<int64_t>(x.dtype().itemsize()),
-                                  {.block_size_limit = options.block_size_limit, .threshold = options.threshold});
   Array y = x;
-  for (const ChunkSizes& step : steps) y = detail::tasks_step(y, Chunks(step), options.fuse);
+  for (const detail::PlannedStep& s : detail::plan_steps({x.name(), x.chunks(), x.dtype()}, target, options)) {
+    const detail::StepInput input{y.name(), y.chunks(), y.dtype()};
+    const std::string tok = token({"rechunk", y.name(), s.chunks.str(), s.label(options)});
+    detail::Step layer = detail::make_layer(input, s, options, tok);
+    y = Array(std::move(layer.name), s.chunks, y.dtype(), std::move(layer.layer), {y});
+  }
   return y;
 }
 

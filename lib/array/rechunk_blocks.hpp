@@ -10,11 +10,11 @@
 #include <absl/functional/function_ref.h>
 #include <absl/types/span.h>
 
-#include "tessera/array/array.hpp"
 #include "tessera/array/chunks.hpp"
 #include "tessera/array/ndarray.hpp"
-#include "tessera/array/rechunk.hpp"
 #include "tessera/array/rechunk_plan.hpp"
+#include "tessera/graph/graph.hpp"
+#include "tessera/graph/key.hpp"
 
 namespace tessera::array::detail {
 
@@ -51,16 +51,43 @@ void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan,
 //! A fresh C-order block built from `sources` by `plan`.
 NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan);
 
-//! A token naming one rechunk step of `x` to `chunks` by `method`.
-std::string step_token(const Array& x, const Chunks& chunks, const std::string& method);
+//! The array a rechunk step reads: block (i, j, ...) is the key (name, i, j, ...).
+struct StepInput {
+  std::string name;
+  Chunks chunks;
+  DType dtype;
+  Key block_key(absl::Span<const int64_t> index) const { return Key(name, index); }
+};
 
-//! One step by the `tasks` method (fused or not).
-Array tasks_step(const Array& x, const Chunks& chunks, bool fuse);
+//! The tasks of one rechunk step and the name of the blocks it makes.
+struct Step {
+  std::string name;
+  Graph layer;
+};
+
+//! One step of a rechunk: the chunks it makes and how.
+struct PlannedStep {
+  Chunks chunks;
+  RechunkMethod method = RechunkMethod::tasks;  //!< tasks or shuffle
+  bool empty = false;                           //!< an empty array: blocks made from nothing
+  //! Names the step for tokens: "tasks-fused", "tasks", "shuffle-disk", "shuffle-memory", "empty".
+  std::string label(const RechunkOptions& options) const;
+};
+
+//! The steps from `x` to `target` (none when the chunks are already those):
+//! the method chosen, and for `tasks` the intermediate chunkings planned.
+std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, const RechunkOptions& options);
+
+//! The tasks of one planned step over `x`; `token` makes its names unique.
+Step make_layer(const StepInput& x, const PlannedStep& step, const RechunkOptions& options, const std::string& token);
+
+//! One step by the `tasks` method, fused or not; `token` makes the names unique.
+Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std::string& token);
 
 //! The `shuffle` method, in one step.
-Array shuffle_step(const Array& x, const Chunks& chunks, const RechunkOptions& options);
+Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& token);
 
 //! An empty array's blocks in new chunks: no task reads the old blocks.
-Array empty_step(const Array& x, const Chunks& chunks);
+Step empty_layer(const StepInput& x, const Chunks& chunks, const std::string& token);
 
 }  // namespace tessera::array::detail

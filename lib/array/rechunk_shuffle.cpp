@@ -21,7 +21,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -53,35 +55,94 @@ struct ShuffleContext {
 };
 using Context = std::shared_ptr<const ShuffleContext>;
 
-//! One partial's buffer and where each of its new blocks lives in it.
+//! One partial's buffer: a region per new block, in C order of the partial's
+//! grid. On disk, each region is its own mapping (up to kMaxMappings per
+//! partial), so a new block's pages leave the process with its last view.
 struct ScratchRegion {
-  Buffer buffer;
-  std::vector<int64_t> offsets;  // per new block of the partial, C order of its local grid
+  std::vector<Buffer> blocks;
   bool on_disk = false;
+  size_t bytes = 0;
 };
 
 //! A task's handle on a region. Heap scratch counts in the scheduler's memory
 //! accounting; a mapped file does not hold memory of its own.
 struct Scratch {
   std::shared_ptr<const ScratchRegion> region;
-  size_t nbytes() const { return region->on_disk ? sizeof(Scratch) : region->buffer.size(); }
+  size_t nbytes() const { return region->on_disk ? sizeof(Scratch) : region->bytes; }
 };
 
-Buffer map_scratch_file(const std::string& dir, size_t bytes) {
-  std::string path = dir + "/tessera-rechunk-XXXXXX";
-  const int fd = ::mkstemp(path.data());
-  if (fd < 0) throw StorageError(path, "cannot create a rechunk scratch file", errno);
-  ::unlink(path.c_str());  // gone from the directory now; the space lives as long as the mapping
-  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
-    ::close(fd);
-    throw StorageError(path, absl::StrCat("cannot reserve ", bytes, " bytes of rechunk scratch"), err);
+constexpr size_t kMaxMappings = 1024;
+
+size_t page_size() {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// Maps `sizes.size()` regions of a new scratch file in `dir`, each at a
+// page-aligned offset; the file is unlinked before anything is written.
+std::vector<Buffer> map_scratch_file(const std::string& dir, const std::vector<size_t>& sizes) {
+  const size_t page = page_size();
+  const bool per_block = sizes.size() <= kMaxMappings;
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (size_t n : sizes) {
+    offsets.push_back(total);
+    total += per_block ? round_up(std::max<size_t>(n, 1), page) : n;
   }
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const int map_errno = errno;
-  ::close(fd);
-  if (p == MAP_FAILED) throw StorageError(path, "cannot map the rechunk scratch file", map_errno);
-  std::shared_ptr<std::byte> data(static_cast<std::byte*>(p), [bytes](std::byte* q) { ::munmap(q, bytes); });
-  return Buffer(std::move(data), bytes, true);
+  const std::string pattern = dir + "/tessera-rechunk-XXXXXX";
+  std::string path = pattern;
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) throw StorageError(pattern, "cannot create a rechunk scratch file", errno);
+  ::unlink(path.c_str());  // gone from the directory now; the space lives as long as a mapping
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(total)); err != 0) {
+    throw StorageError(path, absl::StrCat("cannot reserve ", total, " bytes of rechunk scratch"), err);
+  }
+  auto map = [&](size_t offset, size_t bytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
+    if (p == MAP_FAILED) throw StorageError(path, "cannot map the rechunk scratch file", errno);
+    return std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [bytes](std::byte* q) { ::munmap(q, bytes); });
+  };
+  std::vector<Buffer> blocks;
+  if (per_block) {
+    for (size_t i = 0; i < sizes.size(); ++i) blocks.emplace_back(map(offsets[i], std::max<size_t>(sizes[i], 1)), sizes[i], true);
+    return blocks;
+  }
+  std::shared_ptr<std::byte> whole = map(0, std::max<size_t>(total, 1));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    blocks.emplace_back(std::shared_ptr<std::byte>(whole, whole.get() + offsets[i]), sizes[i], true);
+  }
+  return blocks;
+}
+
+// Regions of one heap allocation.
+std::vector<Buffer> allocate_scratch(const std::vector<size_t>& sizes) {
+  size_t total = 0;
+  for (size_t n : sizes) total += round_up(n, 64);
+  auto all = std::make_shared<Buffer>(Buffer::allocate(total));
+  std::vector<Buffer> blocks;
+  size_t offset = 0;
+  for (size_t n : sizes) {
+    // Each region shares the ownership of the whole allocation.
+    blocks.emplace_back(std::shared_ptr<std::byte>(all, all->data() + offset), n, true);
+    offset += round_up(n, 64);
+  }
+  return blocks;
+}
+
+// Drops the pages of `bytes` at `data` (a region of a shared file mapping) from
+// this process: the data stays in the file and the page cache. Keeps the
+// process's resident memory at the blocks in use, not the scratch written.
+void release_pages(const std::byte* data, size_t bytes) {
+  const auto page = static_cast<uintptr_t>(page_size());
+  const auto begin = reinterpret_cast<uintptr_t>(data) / page * page;
+  const auto end = round_up(reinterpret_cast<uintptr_t>(data) + bytes, page);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 std::string default_scratch_dir() {
@@ -110,22 +171,20 @@ size_t local_index(const ShuffleContext& c, absl::Span<const int64_t> p, absl::S
 }
 
 Scratch make_scratch(const ShuffleContext& c, absl::Span<const int64_t> p) {
-  auto region = std::make_shared<ScratchRegion>();
-  const int64_t item = static_cast<int64_t>(c.dtype.itemsize());
-  int64_t total = 0;
   std::vector<int64_t> origin(p.size());
   for (size_t a = 0; a < p.size(); ++a) origin[a] = c.partial(a, p[a]).new_begin;
+  std::vector<size_t> sizes;
   for_each_block(partial_extent(c, p), [&](absl::Span<const int64_t> local) {
     std::vector<int64_t> out(local.begin(), local.end());
     for (size_t a = 0; a < out.size(); ++a) out[a] += origin[a];
-    region->offsets.push_back(total);
-    int64_t n = item;
-    for (int64_t e : c.new_chunks.block_shape(out)) n *= e;
-    total += n;
+    size_t n = c.dtype.itemsize();
+    for (int64_t e : c.new_chunks.block_shape(out)) n *= static_cast<size_t>(e);
+    sizes.push_back(n);
   });
+  auto region = std::make_shared<ScratchRegion>();
   region->on_disk = c.disk;
-  region->buffer = c.disk ? map_scratch_file(c.scratch_dir, static_cast<size_t>(total))
-                          : Buffer::allocate(static_cast<size_t>(total));
+  for (size_t n : sizes) region->bytes += n;
+  region->blocks = c.disk ? map_scratch_file(c.scratch_dir, sizes) : allocate_scratch(sizes);
   return Scratch{std::move(region)};
 }
 
@@ -134,8 +193,14 @@ NDArray region_view(const ShuffleContext& c, const Scratch& s, absl::Span<const 
                     absl::Span<const int64_t> out) {
   Shape shape = c.new_chunks.block_shape({out.begin(), out.end()});
   Strides strides = NDArray::c_strides(shape, c.dtype.itemsize());
-  return NDArray(s.region->buffer, c.dtype, std::move(shape), std::move(strides),
-                 s.region->offsets[local_index(c, p, out)]);
+  return NDArray(s.region->blocks[local_index(c, p, out)], c.dtype, std::move(shape), std::move(strides), 0);
+}
+
+// Bytes from a view's first element to its last, inclusive.
+size_t extent_bytes(const NDArray& a) {
+  int64_t last = static_cast<int64_t>(a.dtype().itemsize());
+  for (size_t k = 0; k < a.ndim(); ++k) last += (a.shape()[k] - 1) * a.strides()[k];
+  return static_cast<size_t>(last);
 }
 
 // Writes every shard of old block `in` that partial `p` needs. Returns the
@@ -171,7 +236,9 @@ int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block
       shape[a] = shard.piece->size();
       n *= shape[a];
     }
-    box_view(region_view(c, s, p, out), dst_start, shape).assign(box_view(block, src_start, shape));
+    const NDArray shard = box_view(region_view(c, s, p, out), dst_start, shape);
+    shard.assign(box_view(block, src_start, shape));
+    if (s.region->on_disk) release_pages(shard.data(), extent_bytes(shard));
     written += n;
   });
   return written;
@@ -179,21 +246,20 @@ int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block
 
 }  // namespace
 
-Array shuffle_step(const Array& x, const Chunks& chunks, const RechunkOptions& options) {
+Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& tok) {
   auto ctx = std::make_shared<ShuffleContext>();
-  ctx->old_chunks = x.chunks();
+  ctx->old_chunks = x.chunks;
   ctx->new_chunks = chunks;
-  ctx->dtype = x.dtype();
-  ctx->maps = old_to_new(x.chunks().sizes(), chunks.sizes());
+  ctx->dtype = x.dtype;
+  ctx->maps = old_to_new(x.chunks.sizes(), chunks.sizes());
   for (size_t a = 0; a < ctx->maps.size(); ++a) {
-    ctx->feeds.push_back(new_from_old_axis(ctx->maps[a], x.chunks()[a].size()));
+    ctx->feeds.push_back(new_from_old_axis(ctx->maps[a], x.chunks[a].size()));
   }
   ctx->partials = partials(ctx->maps);
   ctx->disk = options.disk;
   ctx->scratch_dir = options.scratch_dir.empty() ? default_scratch_dir() : options.scratch_dir;
   const Context c = ctx;
 
-  const std::string tok = step_token(x, chunks, options.disk ? "shuffle-disk" : "shuffle-memory");
   const std::string out_name = "rechunk-shuffle-" + tok;
   const std::string scratch_name = "rechunk-scratch-" + tok;
   const std::string transfer_name = "rechunk-transfer-" + tok;
@@ -248,7 +314,7 @@ Array shuffle_step(const Array& x, const Chunks& chunks, const RechunkOptions& o
                                             ref(barrier)));
     });
   });
-  return Array(out_name, chunks, x.dtype(), std::move(layer), {x});
+  return {out_name, std::move(layer)};
 }
 
 }  // namespace tessera::array::detail

@@ -97,24 +97,6 @@ class RechunkSpec {
   bool per_axis_ = false;
 };
 
-//! How `rechunk` moves data (see the file comment).
-struct RechunkOptions {
-  RechunkMethod method = RechunkMethod::automatic;
-  //! The largest block, in bytes, an intermediate step may make ("auto" chunks
-  //! are sized by it too).
-  int64_t block_size_limit = kDefaultChunkBytes;
-  //! Graph-growth factor under which no intermediate step is planned, and the
-  //! factor `automatic` compares the graph size against.
-  double threshold = 4.0;
-  //! `tasks`: one task per new block copying the pieces straight from the old
-  //! blocks, instead of getitem tasks and a concatenate task.
-  bool fuse = true;
-  //! `shuffle`: the scratch buffer is a memory-mapped file (else heap memory).
-  bool disk = true;
-  //! `shuffle` with `disk`: where scratch files go; empty means $TMPDIR or /tmp.
-  std::string scratch_dir;
-};
-
 //! `x` with the chunks `chunks` (see the file comment). Returns `x` itself when
 //! the chunks are already those. Throws ChunkError for a bad target.
 //! @code

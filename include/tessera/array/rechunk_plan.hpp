@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <absl/container/inlined_vector.h>
@@ -151,6 +152,24 @@ enum class RechunkMethod {
 //! threshold * (input blocks + output blocks), else `shuffle`.
 RechunkMethod choose_rechunk_method(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks,
                                     double threshold = 4.0);
+
+//! How `rechunk` (rechunk.hpp) moves data.
+struct RechunkOptions {
+  RechunkMethod method = RechunkMethod::automatic;
+  //! The largest block, in bytes, an intermediate step may make ("auto" chunks
+  //! are sized by it too).
+  int64_t block_size_limit = int64_t{128} << 20;
+  //! Graph-growth factor under which no intermediate step is planned, and the
+  //! factor `automatic` compares the graph size against.
+  double threshold = 4.0;
+  //! `tasks`: one task per new block copying the pieces straight from the old
+  //! blocks, instead of getitem tasks and a concatenate task.
+  bool fuse = true;
+  //! `shuffle`: the scratch buffer is a memory-mapped file (else heap memory).
+  bool disk = true;
+  //! `shuffle` with `disk`: where scratch files go; empty means $TMPDIR or /tmp.
+  std::string scratch_dir{};
+};
 
 namespace detail {
 //! Splits each size minimally so that none exceeds `max_width` (>= 1).
