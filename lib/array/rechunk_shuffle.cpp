@@ -124,7 +124,7 @@ std::vector<Buffer> map_scratch_file(const std::string& dir, const std::vector<s
 std::vector<Buffer> allocate_scratch(const std::vector<size_t>& sizes) {
   size_t total = 0;
   for (size_t n : sizes) total += round_up(n, 64);
-  auto all = std::make_shared<Buffer>(Buffer::allocate(total));
+  auto all = std::make_shared<Buffer>(allocate_block_memory(total));
   std::vector<Buffer> blocks;
   size_t offset = 0;
   for (size_t n : sizes) {
