@@ -23,6 +23,10 @@ std::string missing_message(const Key& missing, const std::optional<Key>& referr
   return absl::StrCat("missing key ", missing.str(), ": it was requested, but the graph has no such key");
 }
 
+std::string with_context(const std::string& context, std::string message) {
+  return context.empty() ? message : absl::StrCat(context, ": ", message);
+}
+
 }  // namespace
 
 std::string describe(const std::exception_ptr& e) {
@@ -36,11 +40,11 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
-CycleError::CycleError(std::vector<Key> cycle)
-    : Error(cycle_message(cycle)), cycle_(std::move(cycle)) {}
+CycleError::CycleError(std::vector<Key> cycle, const std::string& context)
+    : Error(with_context(context, cycle_message(cycle))), cycle_(std::move(cycle)) {}
 
-MissingKeyError::MissingKeyError(Key missing, std::optional<Key> referrer)
-    : Error(missing_message(missing, referrer)),
+MissingKeyError::MissingKeyError(Key missing, std::optional<Key> referrer, const std::string& context)
+    : Error(with_context(context, missing_message(missing, referrer))),
       missing_(std::move(missing)),
       referrer_(std::move(referrer)) {}
 

@@ -4,7 +4,12 @@
 // thread to join it — which is why a task may call get itself without deadlock.
 #include "tessera/scheduler/get.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include <absl/strings/str_cat.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
@@ -12,8 +17,46 @@
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace tessera {
 namespace {
+
+// One spawned worker. ThreadSanitizer cannot see oneTBB hand a task to a thread
+// (libtbb is not instrumented), so the hand-off is made visible to it: each copy
+// of the closure releases its own address once built and the worker acquires it
+// before reading the closure; then the worker waits for `launched`, which the
+// caller sets once every task is spawned, so the caller's writes into TBB's task
+// objects are ordered before TBB's own reads of them when the task ends. The
+// wait is the time the caller takes to spawn n - 1 tasks.
+class WorkerLoop {
+ public:
+  WorkerLoop(detail::Run& run, int id, const std::atomic<bool>& launched)
+      : run_(&run), id_(id), launched_(&launched) {
+    published();
+  }
+  WorkerLoop(const WorkerLoop& o) : run_(o.run_), id_(o.id_), launched_(o.launched_) { published(); }
+  WorkerLoop& operator=(const WorkerLoop&) = delete;
+  void operator()() const {
+#if defined(__SANITIZE_THREAD__)
+    __tsan_acquire(const_cast<WorkerLoop*>(this));
+#endif
+    while (!launched_->load(std::memory_order_acquire)) std::this_thread::yield();
+    run_->work(id_);
+  }
+
+ private:
+  void published() {
+#if defined(__SANITIZE_THREAD__)
+    __tsan_release(this);
+#endif
+  }
+  detail::Run* run_;
+  int id_;
+  const std::atomic<bool>* launched_;
+};
 
 template <class Launch>
 Result run_plan(const Plan& plan, const GetOptions& options, int num_workers, Launch&& launch) {
@@ -22,9 +65,13 @@ Result run_plan(const Plan& plan, const GetOptions& options, int num_workers, La
   return run.finish();
 }
 
+// TBB caps the threads of all arenas together (by default at the hardware
+// threads; tbb::global_control raises or lowers it); asking an arena for more
+// only prints a warning, so a run takes the cap into account itself.
 int resolve_workers(int n) {
   if (n < 0) throw Error(absl::StrCat("num_workers must be 0 (all hardware threads) or more, found ", n));
-  return n == 0 ? tbb::info::default_concurrency() : n;
+  const auto cap = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  return static_cast<int>(std::min<size_t>(n == 0 ? tbb::info::default_concurrency() : n, cap));
 }
 
 }  // namespace
@@ -44,7 +91,9 @@ Result get(const Plan& plan, const GetOptions& options) {
     tbb::task_arena arena(n);
     arena.execute([&] {
       tbb::task_group workers;
-      for (int i = 1; i < n; ++i) workers.run([&run, i] { run.work(i); });
+      std::atomic<bool> launched{false};
+      for (int i = 1; i < n; ++i) workers.run(WorkerLoop(run, i, launched));
+      launched.store(true, std::memory_order_release);
       run.work(0);
       workers.wait();
     });

@@ -9,6 +9,9 @@
 namespace tessera::detail {
 
 Result Run::finish() {
+  // Every worker's last step ended with an unlock; this orders all they did
+  // before what follows (failure_ is read, values are released or handed out).
+  { std::lock_guard lk(lock_); }
   const bool failed = start_error_ || failure_.kind != Failure::Kind::none;
   if (failure_.kind == Failure::Kind::task && options_.rerun_exceptions_locally) rerun_failed_task();
   if (failed) release_all();

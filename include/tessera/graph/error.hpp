@@ -36,7 +36,8 @@ class TypeError : public Error {
 //! The graph has a cycle; what() prints it as `a -> b -> a`.
 class CycleError : public Error {
  public:
-  explicit CycleError(std::vector<Key> cycle);
+  //! `context`, when given, prefixes the message (e.g. the file the graph came from).
+  explicit CycleError(std::vector<Key> cycle, const std::string& context = {});
   //! The keys along the cycle, the first repeated at the end.
   const std::vector<Key>& cycle() const { return cycle_; }
 
@@ -48,7 +49,8 @@ class CycleError : public Error {
 class MissingKeyError : public Error {
  public:
   //! `referrer` is the task that refers to `missing`; absent when the caller asked for it.
-  MissingKeyError(Key missing, std::optional<Key> referrer);
+  //! `context`, when given, prefixes the message (e.g. the file the graph came from).
+  MissingKeyError(Key missing, std::optional<Key> referrer, const std::string& context = {});
   const Key& missing() const { return missing_; }
   const std::optional<Key>& referrer() const { return referrer_; }
 

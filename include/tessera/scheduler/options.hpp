@@ -56,18 +56,20 @@ struct RunStats {
 
 struct GetOptions {
   //! Workers of `get`, the caller's thread included; 0 means the hardware
-  //! threads (tbb::info::default_concurrency()). get_sync ignores it.
+  //! threads (tbb::info::default_concurrency()). At most oneTBB's thread cap
+  //! (tbb::global_control::max_allowed_parallelism, by default the hardware
+  //! threads) are used. get_sync ignores it.
   int num_workers = 0;
   //! Callback sets; each hook of each set is called (see callbacks.hpp).
-  std::vector<Callbacks> callbacks;
+  std::vector<Callbacks> callbacks{};
   //! Values to use instead of computing their keys.
-  Cache cache;
+  Cache cache{};
   //! After a task failed and the run stopped, run that task again on the
   //! caller's thread (inputs still held) before throwing, so a debugger stopped
   //! on `throw` sees it there.
   bool rerun_exceptions_locally = false;
   //! Cancelling it stops the run, which then throws Cancelled.
-  CancellationToken cancel;
+  CancellationToken cancel{};
   //! When set, receives the run's figures (also when it throws).
   RunStats* stats = nullptr;
 };

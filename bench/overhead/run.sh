@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Per-task overhead: tessera get vs oneTBB flow_graph vs dask.threaded.get (issue 3).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ -d build/meson-private ] || meson setup build -Dbench=true >/dev/null
+ninja -C build -j2 bench/bench_overhead >/dev/null
+exec build/bench/bench_overhead --peer-script bench/peers/overhead_dask.py --python /usr/bin/python3 "$@"

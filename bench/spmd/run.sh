@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `scripts/bench spmd`: tessera::spmd against ipyparallel's BroadcastView, side by side.
+#   no-op apply latency to 8 and to 100 engines, and the MD5 tutorial end to end
+#   (500 files of 1 KiB, 100 engines) on a running cluster.
+# Both sides hash the same files. ipyparallel runs with /usr/bin/python3 (Debian's
+# python3-ipyparallel), its controller and engines on loopback, bounded by a timeout;
+# the peer stops its cluster on every exit path.
+# Environment: SPMD_BENCH_ENGINES (100), PEER_TIMEOUT seconds (900).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+engines=${SPMD_BENCH_ENGINES:-100}
+peer_timeout=${PEER_TIMEOUT:-900}
+
+[ -d build/meson-private ] || meson setup build >/dev/null
+ninja -C build -j2 bench/spmd_bench >/dev/null
+
+work=$(mktemp -d /tmp/tessera-spmd-bench-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/files"
+/usr/bin/python3 -c '
+import os, sys
+for i in range(500):
+    with open(os.path.join(sys.argv[1], f"file_{i:05d}.bin"), "wb") as f:
+        f.write(os.urandom(1024))' "$work/files"
+
+echo "== tessera" >&2
+TESSERA_BENCH_MD5_FOLDER="$work/files" build/bench/spmd_bench \
+  --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
+  --benchmark_min_time=1 --benchmark_out="$work/tessera.json" --benchmark_out_format=json >&2 || true
+# (the filter keeps runs at the engine counts the peer uses)
+
+echo "== ipyparallel ($engines engines; starting them takes a while)" >&2
+status=0
+timeout --kill-after=30 "$peer_timeout" /usr/bin/python3 bench/peers/spmd_ipyparallel.py \
+  --engines "$engines" --small 8 --folder "$work/files" >"$work/peer.json" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "ipyparallel run failed (exit $status); its column is left empty" >&2
+  : >"$work/peer.json"
+fi
+
+/usr/bin/python3 bench/spmd/table.py "$work/tessera.json" "$work/peer.json" "$engines"

@@ -1,0 +1,62 @@
+"""Prints the side-by-side table of `scripts/bench spmd` from the two JSON outputs.
+
+usage: table.py TESSERA_BENCHMARK_JSON PEER_JSON ENGINES
+"""
+import json
+import sys
+
+UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def tessera_seconds(path):
+    with open(path) as f:
+        data = json.load(f)
+    out = {}
+    for b in data.get("benchmarks", []):
+        if b.get("error_occurred"):
+            continue
+        out[b["run_name"] if "run_name" in b else b["name"]] = b["real_time"] * UNIT[b["time_unit"]]
+    return out
+
+
+def peer_seconds(path):
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+        return json.loads(text) if text else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def fmt(seconds):
+    if seconds is None:
+        return "-"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def main():
+    t = tessera_seconds(sys.argv[1])
+    p = peer_seconds(sys.argv[2])
+    n = int(sys.argv[3])
+    rows = [
+        ("no-op apply, 8 engines", t.get("BM_noop_apply/8/real_time"), p.get("noop_apply_8")),
+        (f"no-op apply, {n} engines", t.get(f"BM_noop_apply/{n}/real_time"), p.get(f"noop_apply_{n}")),
+        (f"MD5 tutorial end to end, {n} engines", t.get(f"BM_md5_end_to_end/{n}/real_time"),
+         p.get(f"md5_end_to_end_{n}")),
+        ("MD5 plain loop (no engines)", t.get("BM_md5_plain_loop/real_time"), p.get("md5_plain_loop")),
+    ]
+    print()
+    print("| workload | tessera | ipyparallel | ipyparallel / tessera |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, a, b in rows:
+        ratio = f"{b / a:,.0f}x" if a and b and b / a >= 10 else (f"{b / a:.2f}x" if a and b else "-")
+        print(f"| {name} | {fmt(a)} | {fmt(b)} | {ratio} |")
+    starts = [f"{k.rsplit('_', 1)[1]} engines {v:.1f} s" for k, v in p.items() if k.startswith("cluster_start_s_")]
+    if starts:
+        print(f"\nipyparallel cluster start (not in the times above): {', '.join(starts)}")
+
+
+if __name__ == "__main__":
+    main()

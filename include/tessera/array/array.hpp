@@ -1,0 +1,125 @@
+// tessera/array/array.hpp — a lazy chunked n-D array, as dask.array's Array.
+//
+// An Array is a name, Chunks, a DType and the task graph that produces its
+// blocks: block (i, j, ...) is the value of the key `(name, i, j, ...)`, an
+// NDArray. Nothing runs until `compute()`; every operation (creation.hpp,
+// elementwise.hpp, reductions.hpp, slicing.hpp, map_blocks.hpp, store.hpp)
+// returns a new Array whose graph adds one layer of tasks over its inputs'.
+//
+// The graph is kept in layers, one per operation, shared between the Arrays
+// built on them (dask's HighLevelGraph, without its optimizations): building a
+// long expression never copies earlier layers, and `graph()` merges the layers
+// an array needs into one Graph, culled to the tasks its blocks depend on.
+// Names are deterministic tokens (`sum-3f2a...`) made from an operation's
+// inputs and parameters, so the same expression built twice shares its layers.
+//
+// @code
+//   namespace ta = tessera::array;
+//   ta::Array x = ta::from_npy("big.npy", {4096, -1});   // nothing read yet
+//   ta::Array y = (x - ta::mean(x)) / ta::std(x);
+//   ta::NDArray z = y.compute({.num_workers = 2});
+//   double total = ta::sum(x).compute<double>();
+// @endcode
+//
+// Thread-safe: an Array is immutable; copies are cheap (shared state).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/types/span.h>
+
+#include "tessera/array/chunks.hpp"
+#include "tessera/array/dtype.hpp"
+#include "tessera/array/ndarray.hpp"
+#include "tessera/array/scalar.hpp"
+#include "tessera/graph/graph.hpp"
+#include "tessera/graph/key.hpp"
+#include "tessera/scheduler/options.hpp"
+
+namespace tessera::array {
+
+//! One operation's tasks: the graph fragment an Array adds over its inputs.
+struct Layer {
+  std::string name;
+  Graph graph;
+};
+
+//! How `compute` and `store` run the graph: tessera's `get` options
+//! (`num_workers`, callbacks, ...).
+using ComputeOptions = tessera::GetOptions;
+
+class Array {
+ public:
+  //! An array of the blocks `(name, i, j, ...)` computed by `layer`, whose tasks
+  //! may refer to the blocks (and other keys) of `inputs`. Throws ChunkError when
+  //! `layer` lacks a block key of `chunks`.
+  //! @code
+  //!   tessera::Graph layer;
+  //!   layer.task(tessera::Key("double-x", {0}), twice, tessera::ref("x", {0}));
+  //!   Array y("double-x", x.chunks(), x.dtype(), std::move(layer), {x});
+  //! @endcode
+  Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs = {});
+
+  //! The name shared by the block keys.
+  const std::string& name() const { return state_->name; }
+  const Chunks& chunks() const { return state_->chunks; }
+  DType dtype() const { return state_->dtype; }
+  Shape shape() const { return state_->chunks.shape(); }
+  size_t ndim() const { return state_->chunks.ndim(); }
+  //! Number of elements.
+  int64_t size() const;
+  //! Bytes of the whole array once computed.
+  int64_t nbytes() const { return size() * static_cast<int64_t>(dtype().itemsize()); }
+  //! Blocks along each axis.
+  std::vector<int64_t> numblocks() const { return state_->chunks.numblocks(); }
+
+  //! The key of block `index` (one index per axis): `(name, i, j, ...)`.
+  Key block_key(absl::Span<const int64_t> index) const { return Key(name(), index); }
+  //! Every block key, in C order of the block grid.
+  std::vector<Key> keys() const;
+
+  //! The layers this array's graph is made of, inputs first.
+  const std::vector<std::shared_ptr<const Layer>>& layers() const { return state_->layers; }
+  //! One graph holding every task this array's blocks need, and no other.
+  Graph graph() const;
+
+  //! Runs the graph with tessera's `get` and assembles the blocks into one
+  //! contiguous C-order NDArray of `shape()` (for a single block, that block).
+  //! Throws TaskError when a task fails.
+  NDArray compute(const ComputeOptions& options = {}) const;
+
+  //! The value of a one-element array (e.g. `sum(x)`) as T. Throws TypeError
+  //! when the array does not hold exactly one element, or when T cannot hold the
+  //! value (see Scalar::to).
+  //! @code
+  //!   double s = tessera::array::sum(x).compute<double>();
+  //! @endcode
+  template <Element T>
+  T compute(const ComputeOptions& options = {}) const {
+    return compute_scalar(options).to<T>();
+  }
+
+ private:
+  struct State {
+    std::string name;
+    Chunks chunks;
+    DType dtype;
+    std::vector<std::shared_ptr<const Layer>> layers;
+  };
+  Scalar compute_scalar(const ComputeOptions& options) const;
+  std::shared_ptr<const State> state_;
+};
+
+//! A deterministic token for an operation and its parameters, as dask's
+//! `tokenize`: `token("sum", x.name(), "axis=0")` gives 16 hex digits; the same
+//! parts always give the same token.
+std::string token(std::initializer_list<std::string_view> parts);
+//! A token never given before in this process, for inputs that cannot be hashed
+//! (callables, in-memory data).
+std::string unique_token();
+
+}  // namespace tessera::array

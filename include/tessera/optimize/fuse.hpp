@@ -1,0 +1,42 @@
+// tessera/optimize/fuse.hpp — graph rewrites that store fewer intermediate results.
+//
+// `fuse` merges linear chains (a task whose only reader is the next task of the
+// chain, the next reading nothing else) into one task, as dask's
+// `fuse_linear` does: the scheduler then runs one task instead of many and
+// holds no intermediate result. `inline_functions` computes cheap tasks (a
+// transpose, `x + 1`) inside every task that reads them instead of storing
+// their results, as dask's `inline_functions` does. Both keep every key in
+// `keys`/`outputs` as it is, and the rewritten graph computes the same values.
+//
+// @code
+//   // x -> inc -> double -> out   becomes   x -> out (running inc, double, out)
+//   tessera::Graph fused = tessera::fuse(g, {"out"});
+//   tessera::Graph inl = tessera::inline_functions(g, {"out"}, {"transpose"});
+// @endcode
+//
+// Thread-safe: pure functions of their arguments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <absl/types/span.h>
+
+#include "tessera/graph/graph.hpp"
+
+namespace tessera {
+
+//! `g` with each linear chain of tasks made one task under the key of the
+//! chain's last task. A link is fused into its reader when both are tasks, the
+//! link has exactly one reader, the reader reads nothing else (dask's
+//! `fuse_linear` rule), and the link is not in `keys`. The fused task's function name joins the
+//! chain's names with '+'. Throws MissingKeyError / CycleError for a broken graph.
+Graph fuse(const Graph& g, absl::Span<const Key> keys);
+
+//! `g` where every task whose function name is in `fast_functions`, that is not
+//! in `outputs` and has readers, is computed inside each reader (as a nested
+//! step) instead of being stored; such tasks are removed from the graph.
+Graph inline_functions(const Graph& g, absl::Span<const Key> outputs,
+                       const std::vector<std::string>& fast_functions);
+
+}  // namespace tessera

@@ -1,0 +1,52 @@
+// tessera/optimize/graph_ops.hpp — structure queries over a graph: dependencies,
+// dependents, cull, topological order and cycles.
+//
+// The pure functions dask has in dask.core and dask.optimization, over tessera's
+// Graph. They work on the compiled form (dense ids, CSR edges), so they stay
+// linear in the size of the graph; the Key-based ones are for people.
+//
+// @code
+//   tessera::Graph small = tessera::cull(g, {"w"});     // only what w needs
+//   std::vector<tessera::Key> keys = tessera::toposort(small);
+//   tessera::dependents(g, "x");                        // {z}
+// @endcode
+//
+// Thread-safe: pure functions of their arguments.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <absl/types/span.h>
+
+#include "tessera/graph/compiled.hpp"
+#include "tessera/graph/graph.hpp"
+#include "tessera/graph/key.hpp"
+
+namespace tessera {
+
+//! The keys `key` reads directly, in the task's order. Throws MissingKeyError.
+std::vector<Key> dependencies(const Graph& g, const Key& key);
+//! The keys that read `key` directly, in graph order. Throws MissingKeyError.
+std::vector<Key> dependents(const Graph& g, const Key& key);
+
+//! The part of `g` that `keys` need: those keys and everything they depend on,
+//! in `g`'s insertion order. Throws MissingKeyError for a requested key that is
+//! absent, or a dependency that is not a key (naming the task that refers to it).
+Graph cull(const Graph& g, absl::Span<const Key> keys);
+inline Graph cull(const Graph& g, std::initializer_list<Key> keys) {
+  return cull(g, absl::Span<const Key>(keys.begin(), keys.size()));
+}
+
+//! Node ids in an order where every node comes after its dependencies (ties by
+//! id). Throws CycleError printing the cycle (`a -> b -> a`).
+std::vector<uint32_t> topological_order(const Graph& g, const CompiledGraph& c);
+//! The keys of `g` in dependency order. Throws CycleError or MissingKeyError.
+std::vector<Key> toposort(const Graph& g);
+
+//! One cycle of `c` as ids, the first repeated at the end; empty when `c` is acyclic.
+std::vector<uint32_t> find_cycle(const CompiledGraph& c);
+//! One cycle of `g` as keys (`a, b, a`), empty when there is none.
+std::vector<Key> find_cycle(const Graph& g);
+
+}  // namespace tessera

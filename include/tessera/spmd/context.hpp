@@ -1,0 +1,108 @@
+// tessera/spmd/context.hpp — what an SPMD function can ask about the apply it runs in.
+//
+// Inside a function run by BroadcastView::apply or execute, `spmd::context()` gives
+// the engine's rank among the engines of that apply, their number, the engine's
+// namespace, and collectives among exactly those engines: `barrier()`,
+// `allgather`, `allreduce` (sum, min, max, or any associative function).
+//
+// Why a thread-local accessor rather than an extra parameter: the function keeps
+// the signature it has when called on its own (`work(items, rank, size)`), so the
+// typed invocation shared with tessera::Task applies unchanged, helpers deep in the
+// call stack reach the collectives without threading a parameter through, and
+// code reads like mpi4py's `COMM_WORLD`, which ipyparallel users already write.
+//
+// Every engine of the apply must make the same sequence of collective calls. When
+// one engine raises before a collective, or returns without reaching it, the
+// engines waiting there raise BarrierError instead of waiting forever.
+//
+// @code
+//   double normalized(const std::vector<double>& mine) {
+//     const auto& ctx = tessera::spmd::context();
+//     double local = std::accumulate(mine.begin(), mine.end(), 0.0);
+//     double total = ctx.allreduce(local, tessera::spmd::ReduceOp::sum);
+//     ctx.barrier();
+//     return local / total;
+//   }
+// @endcode
+//
+// Thread-safe: a Context belongs to one engine's thread for the length of one call.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/graph/value.hpp"
+
+namespace tessera::spmd {
+
+namespace detail {
+class Engine;
+class Communicator;
+}  // namespace detail
+
+//! The reductions of `Context::allreduce`.
+enum class ReduceOp { sum, min, max };
+
+class Context {
+ public:
+  Context(detail::Engine& engine, detail::Communicator& comm, int rank);
+
+  //! This engine's position among the engines of the apply, 0..size()-1 (its id
+  //! when the view holds the whole cluster in order).
+  int rank() const { return rank_; }
+  //! How many engines run this apply.
+  int size() const;
+  //! The engine's id in its cluster.
+  int engine_id() const;
+
+  //! Waits until every engine of the apply has called barrier() as often as this one.
+  void barrier() const;
+  //! Every engine's `value`, in rank order, on every engine.
+  std::vector<Value> allgather(Value value) const;
+  //! `values[0] op values[1] op ...` in rank order, on every engine: every engine
+  //! gets the same result, also for floating point.
+  template <class T, class Op>
+    requires std::is_invocable_r_v<T, Op&, const T&, const T&>
+  T allreduce(const T& value, Op op) const {
+    std::vector<Value> all = allgather(Value(value));
+    T acc = all[0].as<T>();
+    for (size_t i = 1; i < all.size(); ++i) acc = op(acc, all[i].as<T>());
+    return acc;
+  }
+  //! allreduce with a sum, minimum or maximum of an arithmetic type.
+  template <class T>
+    requires std::is_arithmetic_v<T>
+  T allreduce(const T& value, ReduceOp op) const {
+    return allreduce(value, [op](const T& a, const T& b) -> T {
+      switch (op) {
+        case ReduceOp::min: return b < a ? b : a;
+        case ReduceOp::max: return a < b ? b : a;
+        case ReduceOp::sum: break;
+      }
+      return static_cast<T>(a + b);
+    });
+  }
+
+  //! The value of `name` in this engine's namespace; throws NameError when absent.
+  const Value& get(const std::string& name) const;
+  //! The value of `name` as a T; throws NameError or TypeError.
+  template <class T>
+  const T& get(const std::string& name) const {
+    return get(name).as<T>();
+  }
+  //! Sets `name` in this engine's namespace (what ipyparallel's execute does with globals).
+  void set(const std::string& name, Value value) const;
+
+ private:
+  detail::Engine* engine_;
+  detail::Communicator* comm_;
+  int rank_;
+};
+
+//! The context of the apply running on this thread; throws tessera::Error when
+//! called outside a function run by BroadcastView::apply or execute.
+const Context& context();
+
+}  // namespace tessera::spmd

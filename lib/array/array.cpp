@@ -1,0 +1,149 @@
+#include "tessera/array/array.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include <absl/container/flat_hash_set.h>
+#include <absl/strings/str_cat.h>
+
+#include "tessera/graph/error.hpp"
+#include "tessera/scheduler/get.hpp"
+#include "array_blocks.hpp"
+
+namespace tessera::array {
+namespace {
+
+// FNV-1a over the parts, each followed by a separator byte so ("ab", "c") and
+// ("a", "bc") differ; then a splitmix64 finalizer to spread the bits.
+uint64_t hash_parts(std::initializer_list<std::string_view> parts) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&](unsigned char c) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  };
+  for (std::string_view p : parts) {
+    for (char c : p) mix(static_cast<unsigned char>(c));
+    mix(0xff);
+  }
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return h;
+}
+
+std::string hex16(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+std::string token(std::initializer_list<std::string_view> parts) { return hex16(hash_parts(parts)); }
+
+std::string unique_token() {
+  // A per-process random salt keeps tokens of two processes apart too (they may
+  // meet in one graph file or profile).
+  static const uint64_t salt = std::random_device{}() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  static std::atomic<uint64_t> counter{0};
+  std::string s = std::to_string(salt), n = std::to_string(counter.fetch_add(1));
+  return token({"unique", s, n});
+}
+
+Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs) {
+  auto state = std::make_shared<State>();
+  // Inputs' layers first, each once (layers are shared by pointer; equal names
+  // mean equal content, since names are tokens of the inputs and parameters).
+  absl::flat_hash_set<std::string_view> seen;
+  for (const Array& in : inputs) {
+    for (const auto& l : in.layers()) {
+      if (seen.insert(l->name).second) state->layers.push_back(l);
+    }
+  }
+  for_each_block(chunks, [&](absl::Span<const int64_t> index) {
+    Key k(name, index);
+    if (!layer.contains(k)) {
+      throw ChunkError(absl::StrCat("array '", name, "' with chunks ", chunks.str(),
+                                    ": its layer has no task for block ", k.str()));
+    }
+  });
+  if (!seen.contains(name)) {
+    state->layers.push_back(std::make_shared<const Layer>(Layer{name, std::move(layer)}));
+  }
+  state->name = std::move(name);
+  state->chunks = std::move(chunks);
+  state->dtype = dtype;
+  state_ = std::move(state);
+}
+
+int64_t Array::size() const {
+  int64_t n = 1;
+  for (int64_t s : shape()) n *= s;
+  return n;
+}
+
+std::vector<Key> Array::keys() const {
+  std::vector<Key> out;
+  out.reserve(static_cast<size_t>(chunks().total_blocks()));
+  for_each_block(chunks(), [&](absl::Span<const int64_t> index) { out.push_back(block_key(index)); });
+  return out;
+}
+
+Graph Array::graph() const {
+  const auto& layers = state_->layers;
+  // Which layer defines each needed key, found by walking back from the blocks.
+  absl::flat_hash_set<Key> needed;
+  std::vector<Key> stack = keys();
+  auto find = [&](const Key& k) -> const Node* {
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      if (const Node* n = (*it)->graph.find(k)) return n;
+    }
+    return nullptr;
+  };
+  while (!stack.empty()) {
+    Key k = std::move(stack.back());
+    stack.pop_back();
+    if (!needed.insert(k).second) continue;
+    const Node* n = find(k);
+    if (n == nullptr) continue;  // compile() reports it, naming the referrer
+    if (n->is_task()) {
+      for (const Key& d : n->task().dependencies()) stack.push_back(d);
+    } else if (n->is_alias()) {
+      stack.push_back(n->target());
+    }
+  }
+  // Emit in layer order, so dependencies come before dependents.
+  Graph g;
+  g.reserve(needed.size());
+  for (const auto& l : layers) {
+    const Graph& lg = l->graph;
+    for (uint32_t i = 0; i < lg.size(); ++i) {
+      if (needed.contains(lg.key(i)) && !g.contains(lg.key(i))) g.set(lg.key(i), lg.node(i));
+    }
+  }
+  return g;
+}
+
+NDArray Array::compute(const ComputeOptions& options) const {
+  std::vector<Key> ks = keys();
+  Result r = tessera::get(graph(), Keys(ks), options);
+  std::vector<Value> values;
+  values.reserve(ks.size());
+  for (const Result& item : r.items()) values.push_back(item.value());
+  return assemble(chunks(), dtype(), values);
+}
+
+Scalar Array::compute_scalar(const ComputeOptions& options) const {
+  if (size() != 1) {
+    throw TypeError(absl::StrCat("compute<T>() needs an array of one element, but '", name(),
+                                 "' has shape ", shape_str(shape()), " (", size(), " elements)"));
+  }
+  return element_scalar(compute(options));
+}
+
+}  // namespace tessera::array

@@ -1,0 +1,61 @@
+// Private helpers of tessera::array's lazy Array: walking block grids, reading
+// block values, assembling results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <absl/types/span.h>
+
+#include "tessera/array/array.hpp"
+#include "tessera/array/chunks.hpp"
+#include "tessera/array/ndarray.hpp"
+#include "tessera/array/scalar.hpp"
+#include "tessera/graph/value.hpp"
+
+namespace tessera::array {
+
+//! Calls f(index) for every index of a grid of `extents` (C order; once for no
+//! axes; never when an extent is 0).
+template <class F>
+void for_each_index(absl::Span<const int64_t> extents, F&& f) {
+  for (int64_t e : extents) {
+    if (e <= 0) return;
+  }
+  std::vector<int64_t> index(extents.size(), 0);
+  while (true) {
+    f(absl::Span<const int64_t>(index));
+    size_t axis = extents.size();
+    while (axis > 0) {
+      --axis;
+      if (++index[axis] < extents[axis]) break;
+      index[axis] = 0;
+      if (axis == 0) return;
+    }
+    if (extents.empty()) return;
+  }
+}
+
+//! Calls f(block index) for every block of `chunks`, in C order.
+template <class F>
+void for_each_block(const Chunks& chunks, F&& f) {
+  std::vector<int64_t> nb = chunks.numblocks();
+  for_each_index(nb, std::forward<F>(f));
+}
+
+//! The NDArray held by a block's value; TypeError naming `what` otherwise.
+const NDArray& block_value(const Value& v, const std::string& what);
+
+//! One contiguous C-order array of `chunks`' shape made of the blocks (in the C
+//! order of the block grid); a single block is returned as it is.
+NDArray assemble(const Chunks& chunks, DType dtype, const std::vector<Value>& blocks);
+
+//! The only element of a one-element array.
+Scalar element_scalar(const NDArray& a);
+
+//! ChunkError unless `block` has `shape` and `dtype`; names `key` and `function`.
+void check_block(const NDArray& block, const Shape& shape, DType dtype, const Key& key,
+                 const std::string& function);
+
+}  // namespace tessera::array

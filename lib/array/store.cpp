@@ -1,0 +1,132 @@
+#include "tessera/array/store.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+
+#include "array_blocks.hpp"
+#include "tessera/array/npy.hpp"
+#include "tessera/array/zarr.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/task.hpp"
+#include "tessera/scheduler/get.hpp"
+
+namespace tessera::array {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes the dirty pages of a mapped view back to its file.
+void sync_view(const NDArray& view, const std::string& path) {
+  if (view.buffer().size() == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(view.buffer().data());
+  const uintptr_t aligned = begin & ~(page - 1);
+  if (::msync(reinterpret_cast<void*>(aligned), view.buffer().size() + (begin - aligned), MS_SYNC) != 0) {
+    throw StorageError(path, "could not write the mapped data back (msync)", errno);
+  }
+}
+
+// The store's tasks: block (i, j, ...) of `x` written into `target(i, j, ...)`.
+// Each returns the bytes it wrote, so nothing big is held between tasks.
+template <class Target>
+std::vector<Key> add_store_tasks(Graph& g, const Array& x, const std::string& name, Target target) {
+  std::vector<Key> keys;
+  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+    std::vector<int64_t> block(idx.begin(), idx.end());
+    auto f = [target, block](const NDArray& b) {
+      target(block, b);
+      return static_cast<int64_t>(b.nbytes());
+    };
+    Key k(name, idx);
+    g.put(k, Task(fn("store", std::move(f)), ref(x.block_key(idx))));
+    keys.push_back(std::move(k));
+  });
+  return keys;
+}
+
+void run_store_graph(Graph g, const std::vector<Key>& keys, const ComputeOptions& options) {
+  (void)tessera::get(g, Keys(keys), options);
+}
+
+void store_npy(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
+  NDArray target = npy::create(tmp, x.dtype(), x.shape());
+  Graph g = x.graph();
+  const Chunks chunks = x.chunks();
+  auto write = [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
+    Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
+    std::vector<Slice> region;
+    for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
+    target.slice(region).assign(b);
+  };
+  std::vector<Key> keys = add_store_tasks(g, x, name, write);
+  run_store_graph(std::move(g), keys, options.compute);
+  sync_view(target, tmp);
+}
+
+// zarr's chunks are the array's, which must be regular: every block along an
+// axis as large as the first, but the last.
+Shape regular_chunk_shape(const Array& x) {
+  Shape chunk;
+  for (size_t k = 0; k < x.ndim(); ++k) {
+    const auto& sizes = x.chunks()[k];
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+      if (sizes[i] != sizes[0] || sizes.back() > sizes[0]) {
+        throw ChunkError(absl::StrCat("store to zarr needs regular chunks (equal blocks but a smaller last one), "
+                                      "found ", x.chunks().str(), " along axis ", k, "; rechunk first"));
+      }
+    }
+    chunk.push_back(std::max<int64_t>(sizes[0], 1));
+  }
+  return chunk;
+}
+
+void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
+  auto target = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x)));
+  Graph g = x.graph();
+  auto write = [target](const std::vector<int64_t>& block, const NDArray& b) {
+    NDArray chunk = target->map_chunk(block);
+    chunk.assign(b);
+    sync_view(chunk, target->chunk_path(block));
+  };
+  std::vector<Key> keys = add_store_tasks(g, x, name, write);
+  run_store_graph(std::move(g), keys, options.compute);
+}
+
+}  // namespace
+
+void store(const Array& x, const std::string& path, const StoreOptions& options) {
+  std::error_code ec;
+  const bool exists = fs::exists(fs::symlink_status(path, ec));
+  if (exists && !options.overwrite) {
+    throw StorageError(path, "the target exists; pass overwrite to replace it");
+  }
+  // Next to the target, so the final rename stays within one file system.
+  const std::string tok = unique_token();
+  const std::string tmp = absl::StrCat(path, ".tmp-", tok);
+  const std::string name = absl::StrCat("store-", tok);
+  const bool npy = absl::EndsWith(path, ".npy");
+  try {
+    if (npy) {
+      store_npy(x, tmp, name, options);
+    } else {
+      store_zarr(x, tmp, name, options);
+    }
+    if (exists && fs::is_directory(path)) fs::remove_all(path);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      throw StorageError(path, absl::StrCat("could not rename ", tmp, " to the target"), errno);
+    }
+  } catch (...) {
+    fs::remove_all(tmp, ec);  // nothing left behind; the original error matters more
+    throw;
+  }
+}
+
+}  // namespace tessera::array

@@ -1,0 +1,53 @@
+#include "tessera/diagnostics/profiler.hpp"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "write_file.hpp"
+
+namespace tessera::diagnostics {
+
+Profiler::Profiler() : origin_(std::chrono::steady_clock::now()) {}
+
+double Profiler::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+Callbacks Profiler::callbacks() {
+  Callbacks cb;
+  cb.start = [this](const RunState& s) { started_.assign(s.num_tasks(), 0.0); };
+  cb.pretask = [this](const RunState&, uint32_t task, int) { started_[task] = now(); };
+  cb.posttask = [this](const RunState& s, uint32_t task, const Value&, int worker) {
+    results_.push_back({s.key(task), s.task(task).function_name(), worker, started_[task], now()});
+  };
+  return cb;
+}
+
+std::string Profiler::chrome_trace() const {
+  using nlohmann::json;
+  json events = json::array();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "tessera"}}}});
+  std::set<int> workers;
+  for (const TaskRecord& r : results_) workers.insert(r.worker);
+  for (int w : workers) {
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", w},
+                      {"args", {{"name", "worker " + std::to_string(w)}}}});
+  }
+  for (const TaskRecord& r : results_) {
+    const std::string key = r.key.str();
+    events.push_back({{"name", key},
+                      {"cat", r.function},
+                      {"ph", "X"},
+                      {"ts", r.start * 1e6},
+                      {"dur", (r.end - r.start) * 1e6},
+                      {"pid", 0},
+                      {"tid", r.worker},
+                      {"args", {{"key", key}, {"function", r.function}}}});
+  }
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+}
+
+void Profiler::write_chrome_trace(const std::string& path) const { detail::write_file(path, chrome_trace()); }
+
+}  // namespace tessera::diagnostics

@@ -1,0 +1,210 @@
+// The single-worker model order() evaluates orders with; see eager.hpp.
+#include "eager.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+namespace tessera::detail {
+
+EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs) : n(c.size()) {
+  task.assign(n, 0);
+  kept.assign(n, 0);
+  for (uint32_t i = 0; i < n; ++i) task[i] = g.node(i).is_task();
+  // An alias chain ends at a task or a literal (compile() has checked keys).
+  auto resolve = [&](uint32_t i) {
+    for (uint32_t hops = 0; g.node(i).is_alias() && hops <= n; ++hops) i = c.dependencies(i)[0];
+    return i;
+  };
+  for (const Key& k : outputs) {
+    if (auto i = g.index_of(k)) kept[resolve(*i)] = 1;
+  }
+  if (!outputs.empty()) {
+    // The schedulers run only what the requested keys need.
+    std::vector<uint8_t> needed(n, 0);
+    std::vector<uint32_t> stack;
+    for (const Key& k : outputs) {
+      if (auto i = g.index_of(k)) stack.push_back(*i);
+    }
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      if (needed[i]) continue;
+      needed[i] = 1;
+      for (uint32_t d : c.dependencies(i)) stack.push_back(d);
+    }
+    for (uint32_t i = 0; i < n; ++i) task[i] &= needed[i];
+  }
+  std::vector<uint32_t> count(n + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (task[i]) {
+      for (uint32_t d : c.dependencies(i)) {
+        const uint32_t r = resolve(d);
+        if (task[r] && std::find(deps.ids.begin() + deps.offsets.back(), deps.ids.end(), r) == deps.ids.end()) {
+          deps.ids.push_back(r);
+          ++count[r + 1];
+        }
+      }
+    }
+    deps.offsets.push_back(static_cast<uint32_t>(deps.ids.size()));
+  }
+  for (uint32_t i = 0; i < n; ++i) count[i + 1] += count[i];
+  dents.offsets = count;
+  dents.ids.resize(deps.ids.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t d : deps[i]) dents.ids[count[d]++] = i;
+  }
+}
+
+namespace {
+
+// The run state, with an undo log so a root's effect can be tried and taken back.
+class Run {
+ public:
+  Run(const EagerGraph& eg, absl::Span<const uint32_t> rank) : eg_(eg), rank_(rank) {
+    waiting_.resize(eg.n);
+    readers_left_.resize(eg.n);
+    for (uint32_t i = 0; i < eg.n; ++i) {
+      readers_left_[i] = static_cast<uint32_t>(eg.dents[i].size());
+      waiting_[i] = static_cast<uint32_t>(eg.deps[i].size());
+    }
+  }
+
+  //! Tasks ready at the start, best rank last (the top of the stack).
+  std::vector<uint32_t> initial_ready() const {
+    std::vector<uint32_t> ready;
+    for (uint32_t i = 0; i < eg_.n; ++i) {
+      if (eg_.task[i] && waiting_[i] == 0) ready.push_back(i);
+    }
+    sort_worst_first(ready, 0);
+    return ready;
+  }
+
+  struct Effect {
+    int64_t net = 0;   // results held after, minus before
+    int64_t peak = 0;  // largest rise on the way
+    uint32_t ran = 0;  // tasks run
+  };
+
+  //! Runs `root` and then, last-ready first, everything that becomes ready.
+  //! `record` gets each task run; `trial` keeps an undo log.
+  template <class F>
+  Effect cascade(uint32_t root, bool trial, F&& record) {
+    Effect e;
+    stack_.assign(1, root);
+    while (!stack_.empty()) {
+      const uint32_t t = stack_.back();
+      stack_.pop_back();
+      record(t);
+      ++e.ran;
+      ++e.net;
+      const size_t from = stack_.size();
+      for (uint32_t d : eg_.dents[t]) {
+        if (trial) log_.emplace_back(&waiting_[d]);
+        if (--waiting_[d] == 0) stack_.push_back(d);
+      }
+      sort_worst_first(stack_, from);
+      for (uint32_t d : eg_.deps[t]) {
+        if (trial) log_.emplace_back(&readers_left_[d]);
+        if (--readers_left_[d] == 0 && !eg_.kept[d]) --e.net;
+      }
+      e.peak = std::max(e.peak, e.net);
+    }
+    return e;
+  }
+
+  void undo() {
+    for (auto it = log_.rbegin(); it != log_.rend(); ++it) ++**it;
+    log_.clear();
+  }
+
+  void sort_worst_first(std::vector<uint32_t>& v, size_t from) const {
+    std::sort(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(),
+              [this](uint32_t a, uint32_t b) { return rank_[a] > rank_[b]; });
+  }
+
+ private:
+  const EagerGraph& eg_;
+  absl::Span<const uint32_t> rank_;
+  std::vector<uint32_t> waiting_, readers_left_, stack_;
+  std::vector<uint32_t*> log_;
+};
+
+}  // namespace
+
+uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities) {
+  Run run(eg, priorities);
+  std::vector<uint32_t> roots = run.initial_ready();
+  int64_t held = 0, worst = 0;
+  // Roots are only ever on the stack below everything a completion pushes, so
+  // running them one cascade at a time, best first, is the LIFO run.
+  for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
+    // Track the peak inside the cascade, relative to what was held before.
+    Run::Effect e = run.cascade(*it, false, [](uint32_t) {});
+    worst = std::max(worst, held + e.peak);
+    held += e.net;
+  }
+  return static_cast<uint32_t>(worst);
+}
+
+std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
+                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates) {
+  const uint32_t n = eg.n;
+  Run run(eg, base);
+  std::vector<uint32_t> roots = run.initial_ready();
+  std::reverse(roots.begin(), roots.end());  // best base rank first
+  // A linked list over the roots in base order, so the first `candidates`
+  // roots still to run are found without skipping over the ones that ran.
+  const uint32_t nr = static_cast<uint32_t>(roots.size());
+  std::vector<uint32_t> next(nr + 1), prev(nr + 1);  // nr is the head sentinel
+  for (uint32_t i = 0; i <= nr; ++i) {
+    next[i] = i + 1 == nr + 1 ? nr : i + 1;
+    prev[i] = i == 0 ? nr : i - 1;
+  }
+  next[nr] = nr == 0 ? nr : 0;
+  prev[nr] = nr == 0 ? nr : nr - 1;
+  if (nr > 0) next[nr - 1] = nr;
+
+  std::vector<uint32_t> prio(n, UINT32_MAX);
+  uint32_t counter = 0;
+  // Literals and aliases a task reads get their priority just before it.
+  std::vector<uint32_t> stack;
+  auto record = [&](uint32_t t) {
+    stack.assign(c.dependencies(t).begin(), c.dependencies(t).end());
+    while (!stack.empty()) {
+      const uint32_t d = stack.back();
+      stack.pop_back();
+      if (eg.task[d] || prio[d] != UINT32_MAX) continue;
+      prio[d] = counter++;
+      if (g.node(d).is_alias()) stack.push_back(c.dependencies(d)[0]);
+    }
+    prio[t] = counter++;
+  };
+  auto score = [&](const Run::Effect& e) {
+    if (choice == RootChoice::least_growth) return std::tuple<double, double>(double(e.net), double(e.peak));
+    return std::tuple<double, double>(double(e.net) / double(e.ran), double(e.peak));
+  };
+  while (next[nr] != nr) {
+    uint32_t best = next[nr];
+    std::tuple<double, double> best_score{};
+    uint32_t seen = 0;
+    for (uint32_t i = next[nr]; i != nr && seen < candidates; i = next[i], ++seen) {
+      if (candidates == 1) break;
+      const auto s = score(run.cascade(roots[i], true, [](uint32_t) {}));
+      run.undo();
+      if (seen == 0 || s < best_score) {
+        best = i;
+        best_score = s;
+      }
+    }
+    next[prev[best]] = next[best];
+    prev[next[best]] = prev[best];
+    run.cascade(roots[best], false, record);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (prio[i] == UINT32_MAX) prio[i] = counter++;  // literals nobody reads
+  }
+  return prio;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,47 @@
+// Private: a model of how the schedulers run a graph with one worker (dask's
+// get_async: a LIFO ready stack, the tasks one completion makes ready pushed so
+// the best priority pops first, a result dropped when its last dependent has
+// run), used by order() to compare candidate orders and to sequence roots.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <absl/types/span.h>
+
+#include "tessera/graph/compiled.hpp"
+#include "tessera/graph/graph.hpp"
+#include "order_detail.hpp"
+
+namespace tessera::detail {
+
+//! The graph as the schedulers run it: only tasks run and are counted;
+//! literals are data from the start; aliases are resolved, so a task reading
+//! an alias waits for its target; `kept` results (requested outputs) are never
+//! dropped. Ids are the compiled ids; `deps`/`dents` list tasks only.
+struct EagerGraph {
+  uint32_t n = 0;
+  Csr deps, dents;
+  std::vector<uint8_t> task, kept;
+  EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs);
+};
+
+//! Largest number of counted results held after a task, running the graph
+//! with `priorities` (one per compiled id, lower first).
+uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities);
+
+//! How eager_sequence picks the next root.
+enum class RootChoice {
+  least_growth,    // the root whose run leaves the fewest extra results held
+  best_per_task,   // the most results freed (or fewest added) per task it lets run
+};
+
+//! An order built by running the model: whenever only roots are left to start,
+//! start the one among the first `candidates` roots (in `base` order) that
+//! `choice` prefers, then everything it makes ready, last-ready first. Returns
+//! priorities: the run sequence, each literal or alias just before its first
+//! reader.
+std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
+                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates);
+
+}  // namespace tessera::detail

@@ -1,0 +1,106 @@
+// The per-apply context and its collectives.
+#include "tessera/spmd/context.hpp"
+
+#include <exception>
+
+#include <absl/strings/str_cat.h>
+
+#include "engine.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/spmd/error.hpp"
+
+namespace tessera::spmd {
+namespace {
+
+thread_local const Context* current_context = nullptr;
+
+}  // namespace
+
+Context::Context(detail::Engine& engine, detail::Communicator& comm, int rank)
+    : engine_(&engine), comm_(&comm), rank_(rank) {}
+
+int Context::size() const { return comm_->size(); }
+int Context::engine_id() const { return engine_->id(); }
+void Context::barrier() const { comm_->barrier(rank_); }
+std::vector<Value> Context::allgather(Value value) const { return comm_->allgather(rank_, std::move(value)); }
+const Value& Context::get(const std::string& name) const { return engine_->lookup(name); }
+void Context::set(const std::string& name, Value value) const { engine_->assign(name, std::move(value)); }
+
+const Context& context() {
+  if (current_context == nullptr) {
+    throw Error(
+        "spmd::context() was called outside an SPMD function: only code run by "
+        "BroadcastView::apply or execute has one");
+  }
+  return *current_context;
+}
+
+namespace detail {
+
+ContextScope::ContextScope(Engine& engine, Communicator& comm, int rank)
+    : context_(engine, comm, rank),
+      comm_(comm),
+      previous_(current_context),
+      uncaught_(std::uncaught_exceptions()) {
+  current_context = &context_;
+}
+
+ContextScope::~ContextScope() {
+  current_context = previous_;
+  comm_.leave(context_.rank(), std::uncaught_exceptions() > uncaught_);
+}
+
+Communicator::Communicator(std::vector<int> ids) : ids_(std::move(ids)), slots_(ids_.size()) {}
+
+void Communicator::check_usable() const {
+  if (broken_rank_ < 0) return;
+  throw BarrierError(absl::StrCat(
+      "barrier broken: engine ", ids_[static_cast<size_t>(broken_rank_)],
+      broken_by_error_ ? " raised an error before reaching it"
+                       : " returned from the SPMD function without reaching it (every engine of "
+                         "an apply must make the same collective calls)"));
+}
+
+// Called with the lock held. Returns when every rank has arrived; throws
+// BarrierError when the communicator breaks first.
+void Communicator::arrive_and_wait(std::unique_lock<std::mutex>& lock) {
+  check_usable();
+  unsigned long generation = generation_;
+  if (++arrived_ == size()) {
+    arrived_ = 0;
+    ++generation_;
+    cv_.notify_all();
+    return;
+  }
+  cv_.wait(lock, [&] { return generation_ != generation || broken_rank_ >= 0; });
+  if (generation_ == generation) check_usable();
+}
+
+void Communicator::barrier(int /*rank*/) {
+  std::unique_lock<std::mutex> lock(mu_);
+  arrive_and_wait(lock);
+}
+
+std::vector<Value> Communicator::allgather(int rank, Value value) {
+  std::unique_lock<std::mutex> lock(mu_);
+  check_usable();
+  slots_[static_cast<size_t>(rank)] = std::move(value);
+  arrive_and_wait(lock);
+  std::vector<Value> all = slots_;
+  // A second rendezvous: nobody may overwrite a slot before every rank has read it.
+  arrive_and_wait(lock);
+  return all;
+}
+
+void Communicator::leave(int rank, bool failed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Once a rank has left, no collective can complete any more.
+  if (broken_rank_ < 0 && size() > 1) {
+    broken_rank_ = rank;
+    broken_by_error_ = failed;
+    if (arrived_ > 0) cv_.notify_all();
+  }
+}
+
+}  // namespace detail
+}  // namespace tessera::spmd

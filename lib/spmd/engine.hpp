@@ -1,0 +1,124 @@
+// Private parts of tessera::spmd: engines, the cluster they form, and the
+// communicator behind the collectives of one apply.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "tessera/graph/value.hpp"
+#include "tessera/spmd/context.hpp"
+#include "tessera/spmd/detail/job.hpp"
+
+namespace tessera::spmd::detail {
+
+// One engine: a thread that runs the requests posted to it in order, and its
+// namespace. The namespace is touched only by the engine's own thread (every
+// push, pull and apply is a request), so it needs no lock.
+class Engine {
+ public:
+  explicit Engine(int id);
+  ~Engine();  // stop() and join()
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int id() const { return id_; }
+  //! Queues slot `slot` of `job` for this engine.
+  void post(std::shared_ptr<Job> job, size_t slot);
+  //! Asks the thread to exit once its queue is empty.
+  void stop();
+  void join();
+
+  // On the engine's thread only:
+  //! The value of `name`; throws NameError.
+  const Value& lookup(const std::string& name) const;
+  void assign(const std::string& name, Value value) { ns_[name] = std::move(value); }
+
+ private:
+  struct Item {
+    std::shared_ptr<Job> job;
+    size_t slot = 0;
+  };
+  void loop();
+
+  int id_;
+  absl::flat_hash_map<std::string, Value> ns_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  std::thread thread_;  // started last, once the rest is built
+};
+
+// The engines of a Cluster, shared with its views so that a view outliving its
+// cluster gets an error rather than a dangling pointer.
+class ClusterState {
+ public:
+  explicit ClusterState(int n);
+  ~ClusterState() { stop(); }
+
+  int size() const { return static_cast<int>(engines_.size()); }
+  //! Posts every slot of `job` to its engine; throws Error when stopped.
+  void submit(const std::shared_ptr<Job>& job);
+  void stop();
+
+ private:
+  std::mutex mu_;  // held while posting, so every engine sees requests in one order
+  bool stopped_ = false;
+  std::once_flag joined_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+};
+
+// The engines of one apply, for barrier and allgather. Ranks are positions in
+// `ids`. A rank that leaves (returns or raises) while others wait at a collective,
+// or before they reach one, breaks the communicator: every waiting and later
+// collective raises BarrierError naming that engine.
+class Communicator {
+ public:
+  explicit Communicator(std::vector<int> ids);
+
+  int size() const { return static_cast<int>(ids_.size()); }
+  int engine_id(int rank) const { return ids_[rank]; }
+  void barrier(int rank);
+  std::vector<Value> allgather(int rank, Value value);
+  //! `rank` returned from the SPMD function (`failed`: by an exception).
+  void leave(int rank, bool failed);
+
+ private:
+  void arrive_and_wait(std::unique_lock<std::mutex>& lock);
+  void check_usable() const;  // throws BarrierError once broken
+
+  std::vector<int> ids_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  unsigned long generation_ = 0;
+  int broken_rank_ = -1;  // the rank whose leaving broke the communicator
+  bool broken_by_error_ = false;
+  std::vector<Value> slots_;
+};
+
+// Makes `Context(engine, comm, rank)` the thread's context() for its lifetime; on
+// destruction the rank leaves the communicator (as failed when unwinding).
+class ContextScope {
+ public:
+  ContextScope(Engine& engine, Communicator& comm, int rank);
+  ~ContextScope();
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  Context context_;
+  Communicator& comm_;
+  const Context* previous_;
+  int uncaught_;
+};
+
+}  // namespace tessera::spmd::detail

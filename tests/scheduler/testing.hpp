@@ -1,0 +1,133 @@
+// Helpers of the scheduler tests: a payload that counts its instances, and
+// random DAGs with an independent serial evaluation to check results against.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tessera/graph/graph.hpp"
+#include "tessera/scheduler/keys.hpp"
+
+namespace tessera::testing {
+
+//! A task result that counts live instances, and how often each task's result
+//! (by `id`) was destroyed. Moved-from instances do not count as results.
+struct Counted {
+  static inline std::atomic<long> alive{0};
+  static inline std::vector<int>* destroyed = nullptr;  // per id; set by a test
+
+  int64_t id;
+  uint64_t v;
+  Counted(int64_t id_, uint64_t v_) : id(id_), v(v_) { ++alive; }
+  Counted(Counted&& o) noexcept : id(o.id), v(o.v) {
+    o.id = -1;
+    ++alive;
+  }
+  Counted(const Counted&) = delete;
+  ~Counted() {
+    --alive;
+    if (id >= 0 && destroyed) ++(*destroyed)[static_cast<size_t>(id)];
+  }
+  size_t nbytes() const { return 100 + static_cast<size_t>(id % 7); }
+};
+
+inline uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdULL;
+}
+
+//! The value a node's inputs give: literals are ints, results Counted.
+inline uint64_t payload(const Value& v) {
+  return v.is<int>() ? static_cast<uint64_t>(v.as<int>()) : v.as<Counted>().v;
+}
+
+//! A random DAG: node i is a literal int or a task over earlier nodes whose
+//! result is Counted{i, mix of inputs}; `fails[i]` tasks throw.
+struct RandomDag {
+  Graph graph;
+  std::vector<std::vector<uint32_t>> deps;
+  std::vector<bool> literal, fails;
+  std::vector<uint64_t> expected;  // serial evaluation (for tasks that do not fail)
+  Keys request = Keys(std::vector<Keys>{});
+  std::vector<uint32_t> requested;
+};
+
+inline RandomDag random_dag(uint32_t seed, uint32_t n, double fail_rate) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u01(0, 1);
+  RandomDag d;
+  d.graph.reserve(n);
+  d.deps.resize(n);
+  d.literal.resize(n);
+  d.fails.resize(n);
+  d.expected.resize(n);
+  std::vector<uint32_t> hubs;
+  for (uint32_t i = 0; i < n; ++i) {
+    Key key("n", {i});
+    if (i == 0 || u01(rng) < 0.05) {
+      d.literal[i] = true;
+      d.expected[i] = i;
+      d.graph.put(key, static_cast<int>(i));
+      continue;
+    }
+    // Fan-in 1..6, mostly recent nodes, sometimes a hub (wide fan-out).
+    uint32_t fan_in = 1 + static_cast<uint32_t>(std::min(5.0, -std::log(u01(rng) + 1e-12) * 1.2));
+    std::vector<Arg> args;
+    uint64_t h = i;
+    for (uint32_t k = 0; k < fan_in; ++k) {
+      uint32_t dep;
+      if (!hubs.empty() && u01(rng) < 0.15) {
+        dep = hubs[rng() % hubs.size()];
+      } else {
+        uint32_t back = 1 + static_cast<uint32_t>(rng() % std::min<uint32_t>(i, 40));
+        dep = i - back;
+      }
+      d.deps[i].push_back(dep);
+      args.emplace_back(ref(Key("n", {dep})));
+      h = mix(h, d.expected[dep]);
+    }
+    if (u01(rng) < 0.01) hubs.push_back(i);
+    d.expected[i] = h;
+    d.fails[i] = u01(rng) < fail_rate;
+    const bool fail = d.fails[i];
+    auto f = [i, fail](absl::Span<const Value> in) -> Value {
+      if (fail) throw std::runtime_error("task " + std::to_string(i) + " fails on purpose");
+      uint64_t x = i;
+      for (const Value& v : in) x = mix(x, payload(v));
+      return Value::make<Counted>(static_cast<int64_t>(i), x);
+    };
+    d.graph.put(key, Task::from_args(fn("combine", f), std::move(args)));
+  }
+  // Request a few keys in a nested shape, the last node among them.
+  std::vector<Keys> groups;
+  std::vector<Keys> group;
+  uint32_t wanted = 1 + rng() % 12;
+  for (uint32_t k = 0; k < wanted; ++k) {
+    uint32_t i = k == 0 ? n - 1 : static_cast<uint32_t>(rng() % n);
+    d.requested.push_back(i);
+    group.emplace_back(Key("n", {i}));
+    if (group.size() == 3 || k + 1 == wanted) {
+      groups.emplace_back(std::move(group));
+      group.clear();
+    }
+  }
+  d.request = Keys(std::move(groups));
+  return d;
+}
+
+//! The requested values of a Result, flattened.
+inline void flatten_values(const Result& r, std::vector<uint64_t>& out) {
+  if (!r.is_list()) {
+    out.push_back(payload(r.value()));
+    return;
+  }
+  for (const Result& item : r.items()) flatten_values(item, out);
+}
+
+}  // namespace tessera::testing

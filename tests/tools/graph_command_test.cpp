@@ -1,0 +1,151 @@
+// `tessera graph inspect | dot | run` on good and bad graph files.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tool_test.hpp"
+
+using tessera::tool_test::data;
+using tessera::tool_test::read_text;
+using tessera::tool_test::run_tessera;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// diamond.json:   a (1000 B)
+//                /         \
+//          b (100 B)     ('c', 0) (200 B)
+//                \         /
+//                  d (8 B)         requested
+TEST_CASE("inspect --json gives tessera's figures beside dask's") {
+  auto r = run_tessera("graph inspect --json " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["name"] == "diamond");
+  CHECK(j["tasks"] == 4);
+  CHECK(j["edges"] == 4);
+  CHECK(j["outputs"] == 1);
+  CHECK(j["critical_path"] == 3);
+  CHECK(j["order_max_pressure"] == 2);
+  // a and one of b, c are held together before a is released.
+  CHECK(j["sync_max_held"] == 2);
+  const auto bytes = j["sync_max_held_bytes"].get<uint64_t>();
+  CHECK((bytes == 1100 || bytes == 1200));
+  CHECK(j["dask"]["order_max_pressure"] == 2);
+  CHECK(j["dask"]["sync_max_held"] == 2);
+  CHECK(j["dask"]["sync_max_held_bytes"] == 1200);
+}
+
+TEST_CASE("inspect prints a table with a dask column") {
+  auto r = run_tessera("graph inspect " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "diamond"));
+  CHECK(contains(r.out, "critical path"));
+  CHECK(contains(r.out, "dask"));
+  CHECK(contains(r.out, "1200"));  // dask's sync_max_held_bytes
+}
+
+// chains_noref.json: x0 -> x1 -> x2 (10 B each), y0 -> y1 (20 B each); x2 and y1 requested.
+TEST_CASE("inspect without a reference leaves dask's figures out") {
+  auto r = run_tessera("graph inspect --json " + data("chains_noref.json"));
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tasks"] == 5);
+  CHECK(j["critical_path"] == 3);
+  CHECK(j["dask"].is_null());
+  // One chain's output is held while the other chain runs, one link at a time.
+  CHECK(j["sync_max_held"] == 2);
+  CHECK(j["sync_max_held_bytes"] == 30);
+  auto text = run_tessera("graph inspect " + data("chains_noref.json"));
+  CHECK(contains(text.out, "-"));
+}
+
+TEST_CASE("dot draws every node coloured by priority and every edge") {
+  auto r = run_tessera("graph dot " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("digraph \"diamond\" {", 0) == 0);
+  CHECK(count(r.out, "fillcolor=") == 4);
+  CHECK(count(r.out, " -> ") == 4);
+  CHECK(contains(r.out, "label=\"('c', 0)\\ninc"));  // tuple keys print as dask prints them
+  CHECK(contains(r.out, "label=\"a\\nload #0\", fillcolor=\"0.667"));  // a runs first: blue
+  CHECK(contains(r.out, "label=\"d\\nadd #3\", fillcolor=\"0.000"));   // d runs last: red
+}
+
+TEST_CASE("run prints the wall time and the memory held") {
+  auto r = run_tessera("graph run --workers 2 " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "4 tasks on 2 worker(s)"));
+  CHECK(contains(r.out, "results held at most  2"));
+  CHECK(contains(r.out, "peak bytes held"));
+}
+
+TEST_CASE("malformed files are refused naming the file and the problem, exit 2") {
+  struct Case {
+    const char* command;
+    std::string file;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"inspect", data("bad_json.json"), "JSON"},
+      {"dot", data("missing_dep.json"), "nope"},  // a dependency that is not a key
+      {"run", data("cycle.json"), " -> "},        // the cycle, printed
+      {"inspect", "no/such/graph.json", "no/such/graph.json"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    auto r = run_tessera(std::string("graph ") + c.command + " " + c.file);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("tessera: " + c.file, 0) == 0);
+    CHECK(contains(r.err, c.says));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("bad usage prints the usage and exits with 2") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"graph", "missing COMMAND"},
+      {"graph frobnicate x.json", "unknown command 'frobnicate'"},
+      {"graph inspect", "missing FILE.json"},
+      {"graph inspect a.json b.json", "unexpected argument 'b.json'"},
+      {"graph inspect --bogus a.json", "unexpected argument '--bogus'"},
+      {"graph run a.json --workers", "--workers needs a value"},
+      {"graph run a.json --workers many", "--workers expects an integer from 0 to 1024, got 'many'"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    auto r = run_tessera(c.args);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, c.says));
+    CHECK(contains(r.err, "usage:"));
+  }
+}
+
+TEST_CASE("run --profile writes a Chrome trace of every task; --progress draws on stderr") {
+  const std::string trace = "tool_test_trace.json";
+  auto r = run_tessera("graph run --workers 2 --progress --profile " + trace + " " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, trace));
+  const auto j = nlohmann::json::parse(read_text(trace));
+  const auto& events = j.is_array() ? j : j["traceEvents"];
+  size_t tasks = 0;
+  for (const auto& e : events) tasks += e.value("ph", "") == "X";
+  CHECK(tasks == 4);
+  std::remove(trace.c_str());
+}

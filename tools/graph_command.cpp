@@ -1,0 +1,213 @@
+// `tessera graph ...`: inspect, draw and run tessera-graph/1 files
+// (shared/graph-format.md) with tessera's order and schedulers.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "tessera/graph/compiled.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/graph_file.hpp"
+#include "tessera/optimize/graph_ops.hpp"
+#include "tessera/optimize/order.hpp"
+#include "tessera/diagnostics/profiler.hpp"
+#include "tessera/diagnostics/progress.hpp"
+#include "tessera/scheduler/get.hpp"
+
+namespace tessera::tool {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage:\n"
+    "  tessera graph inspect FILE.json [--json]\n"
+    "      counts, critical path, memory pressure under tessera's order and get_sync,\n"
+    "      beside dask's figures from the file\n"
+    "  tessera graph dot FILE.json\n"
+    "      Graphviz DOT on stdout, nodes coloured by order priority (blue runs first)\n"
+    "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress]\n"
+    "      runs the file's synthetic tasks with get; prints the wall time and the memory held\n";
+
+//! Loads `path`; a file tessera cannot use becomes an InputError naming it.
+GraphFile load(const std::string& path) {
+  try {
+    return load_graph_file(path);
+  } catch (const Error& e) {
+    throw InputError(path, e.what());
+  }
+}
+
+//! The number of tasks on the longest dependency chain.
+uint32_t critical_path_length(const Graph& g, const CompiledGraph& c) {
+  std::vector<uint32_t> depth(c.size(), 1);
+  uint32_t longest = 0;
+  for (uint32_t i : topological_order(g, c)) {
+    for (uint32_t d : c.dependencies(i)) depth[i] = std::max(depth[i], depth[d] + 1);
+    longest = std::max(longest, depth[i]);
+  }
+  return longest;
+}
+
+//! tessera's figures for a graph file, and dask's when the file has them.
+struct Figures {
+  size_t tasks = 0, edges = 0, outputs = 0;
+  uint32_t critical_path = 0;
+  uint64_t order_max_pressure = 0, sync_max_held = 0, sync_max_held_bytes = 0;
+  std::optional<uint64_t> dask_order_max_pressure, dask_sync_max_held, dask_sync_max_held_bytes;
+};
+
+Figures measure(const GraphFile& f) {
+  Figures x;
+  const CompiledGraph c = compile(f.graph);
+  x.tasks = f.graph.size();
+  x.edges = c.num_edges();
+  x.outputs = f.outputs.size();
+  x.critical_path = critical_path_length(f.graph, c);
+  x.order_max_pressure = order_pressure(c, order(f.graph, c));
+  RunStats stats;
+  GetOptions opts;
+  opts.stats = &stats;
+  get_sync(f.graph, Keys(f.outputs), opts);
+  x.sync_max_held = stats.peak_held;
+  x.sync_max_held_bytes = stats.peak_held_bytes;
+  if (f.reference) {
+    x.dask_order_max_pressure = f.reference->order_max_pressure;
+    x.dask_sync_max_held = f.reference->sync_max_held;
+    x.dask_sync_max_held_bytes = f.reference->sync_max_held_bytes;
+  }
+  return x;
+}
+
+nlohmann::json to_json(const std::string& path, const GraphFile& f, const Figures& x) {
+  auto opt = [](const std::optional<uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json j = {
+      {"file", path},
+      {"name", f.name},
+      {"tasks", x.tasks},
+      {"edges", x.edges},
+      {"outputs", x.outputs},
+      {"critical_path", x.critical_path},
+      {"order_max_pressure", x.order_max_pressure},
+      {"sync_max_held", x.sync_max_held},
+      {"sync_max_held_bytes", x.sync_max_held_bytes},
+      {"dask", nullptr},
+  };
+  if (f.reference) {
+    j["dask"] = {{"tool", f.reference->tool},
+                 {"order_max_pressure", opt(x.dask_order_max_pressure)},
+                 {"sync_max_held", opt(x.dask_sync_max_held)},
+                 {"sync_max_held_bytes", opt(x.dask_sync_max_held_bytes)}};
+  }
+  return j;
+}
+
+void print_figure(const char* label, uint64_t ours, const std::optional<uint64_t>& dask) {
+  const std::string theirs = dask ? std::to_string(*dask) : "-";
+  std::printf("  %-22s %12llu %12s\n", label, static_cast<unsigned long long>(ours), theirs.c_str());
+}
+
+int inspect(Args a) {
+  const bool json = a.flag("--json");
+  const std::string path = a.positional("FILE.json");
+  a.done();
+  const GraphFile f = load(path);
+  const Figures x = measure(f);
+  if (json) {
+    std::printf("%s\n", to_json(path, f, x).dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s (%s)\n", f.name.c_str(), path.c_str());
+  std::printf("  %-22s %12zu\n  %-22s %12zu\n  %-22s %12zu\n  %-22s %12u tasks\n", "tasks", x.tasks, "edges",
+              x.edges, "outputs", x.outputs, "critical path", x.critical_path);
+  std::printf("  %-22s %12s %12s\n", "", "tessera", "dask");
+  print_figure("order_max_pressure", x.order_max_pressure, x.dask_order_max_pressure);
+  print_figure("sync_max_held", x.sync_max_held, x.dask_sync_max_held);
+  print_figure("sync_max_held_bytes", x.sync_max_held_bytes, x.dask_sync_max_held_bytes);
+  return 0;
+}
+
+//! `s` as the inside of a DOT double-quoted string.
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+int dot(Args a) {
+  const std::string path = a.positional("FILE.json");
+  a.done();
+  const GraphFile f = load(path);
+  const CompiledGraph c = compile(f.graph);
+  const std::vector<uint32_t> prio = order(f.graph, c);
+  const double last = std::max<double>(1.0, c.size() - 1.0);
+  std::printf("digraph \"%s\" {\n", dot_escape(f.name).c_str());
+  std::printf("  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
+  for (uint32_t i = 0; i < c.size(); ++i) {
+    const Node& n = f.graph.node(i);
+    const std::string func = n.is_task() ? n.task().function_name() : "literal";
+    // Hue from blue (runs first) to red (runs last).
+    const double hue = 0.667 * (1.0 - prio[i] / last);
+    std::printf("  n%u [label=\"%s\\n%s #%u\", fillcolor=\"%.3f 0.45 1.000\"];\n", i,
+                dot_escape(f.graph.key(i).str()).c_str(), dot_escape(func).c_str(), prio[i], hue);
+  }
+  for (uint32_t i = 0; i < c.size(); ++i) {
+    for (uint32_t d : c.dependencies(i)) std::printf("  n%u -> n%u;\n", d, i);
+  }
+  std::printf("}\n");
+  return 0;
+}
+
+int run(Args a) {
+  const bool progress = a.flag("--progress");
+  const std::optional<std::string> profile = a.option("--profile");
+  const int workers = static_cast<int>(a.int_option("--workers", 0, 0, 1024));
+  const std::string path = a.positional("FILE.json");
+  a.done();
+  const GraphFile f = load(path);
+
+  RunStats stats;
+  GetOptions opts;
+  opts.num_workers = workers;
+  opts.stats = &stats;
+  diagnostics::ProgressBar bar;
+  diagnostics::Profiler profiler;
+  if (progress) opts.callbacks.push_back(bar.callbacks());
+  if (profile) opts.callbacks.push_back(profiler.callbacks());
+  const auto t0 = std::chrono::steady_clock::now();
+  get(f.graph, Keys(f.outputs), opts);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (profile) profiler.write_chrome_trace(*profile);
+
+  std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
+              seconds * 1e3);
+  std::printf("  results held at most  %zu\n", stats.peak_held);
+  std::printf("  peak bytes held       %zu\n", stats.peak_held_bytes);
+  if (profile) std::printf("  trace                 %s (open in ui.perfetto.dev)\n", profile->c_str());
+  return 0;
+}
+
+int run_graph(std::vector<std::string> args) {
+  Args a(std::move(args));
+  const std::string command = a.positional("COMMAND (inspect, dot or run)");
+  if (command == "inspect") return inspect(std::move(a));
+  if (command == "dot") return dot(std::move(a));
+  if (command == "run") return run(std::move(a));
+  throw UsageError("unknown command '" + command + "'");
+}
+
+}  // namespace
+
+const CommandGroup& graph_group() {
+  static const CommandGroup group{"graph", "inspect, draw and run tessera-graph/1 files", kUsage, run_graph};
+  return group;
+}
+
+}  // namespace tessera::tool
