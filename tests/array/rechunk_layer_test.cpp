@@ -21,16 +21,13 @@
 
 using namespace tessera;
 using namespace tessera::array;
+using testing::every_method;
+using testing::iota;
+using testing::TempDir;
 namespace ad = tessera::array::detail;
 namespace fs = std::filesystem;
 
 namespace {
-
-NDArray iota(const Shape& shape, DType dtype = DType::int32()) {
-  std::vector<int32_t> v(static_cast<size_t>(testing::product(shape)));
-  std::iota(v.begin(), v.end(), 0);
-  return NDArray::from_vector(v, shape).astype(dtype);
-}
 
 std::vector<int64_t> block_offset(const Chunks& c, absl::Span<const int64_t> index) {
   return c.block_offset({index.begin(), index.end()});
@@ -83,28 +80,6 @@ size_t count_keys(const Graph& g, const std::string& prefix) {
   size_t n = 0;
   for (const Key& k : g.keys()) n += k.name().substr(0, prefix.size()) == prefix;
   return n;
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("tessera-rechunk-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
-};
-
-std::vector<std::pair<std::string, RechunkOptions>> every_method(const std::string& scratch) {
-  return {{"tasks fused", {.method = RechunkMethod::tasks}},
-          {"tasks unfused", {.method = RechunkMethod::tasks, .fuse = false}},
-          {"tasks, tiny limit", {.method = RechunkMethod::tasks, .block_size_limit = 16}},
-          {"tasks unfused, tiny limit", {.method = RechunkMethod::tasks, .block_size_limit = 16, .fuse = false}},
-          {"shuffle on disk", {.method = RechunkMethod::shuffle, .scratch_dir = scratch}},
-          {"shuffle in memory", {.method = RechunkMethod::shuffle, .disk = false}},
-          {"automatic", {.method = RechunkMethod::automatic, .scratch_dir = scratch}}};
 }
 
 }  // namespace

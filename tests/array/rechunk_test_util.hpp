@@ -1,12 +1,19 @@
 // Helpers shared by the rechunk tests: random chunkings and n-D index loops.
 #pragma once
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <numeric>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "tessera/array/ndarray.hpp"
 #include "tessera/array/rechunk_plan.hpp"
 
 namespace tessera::array::testing {
@@ -85,6 +92,39 @@ inline std::pair<ChunkSizes, ChunkSizes> random_case(std::mt19937_64& rng, bool 
     new_chunks.push_back(equal ? old_chunks.back() : random_chunking(rng, len, allow_empty));
   }
   return {old_chunks, new_chunks};
+}
+
+//! 0, 1, 2, ... in C order, as `dtype`.
+inline NDArray iota(const Shape& shape, DType dtype = DType::int32()) {
+  std::vector<int32_t> v(static_cast<size_t>(product(shape)));
+  std::iota(v.begin(), v.end(), 0);
+  return NDArray::from_vector(v, shape).astype(dtype);
+}
+
+//! A fresh directory under the system's temporary one, removed at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::temp_directory_path() /
+           ("tessera-rechunk-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  size_t entries() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(path), {}));
+  }
+};
+
+//! Every method and variant, labelled; disk scratch goes to `scratch`.
+inline std::vector<std::pair<std::string, RechunkOptions>> every_method(const std::string& scratch) {
+  return {{"tasks fused", {.method = RechunkMethod::tasks}},
+          {"tasks unfused", {.method = RechunkMethod::tasks, .fuse = false}},
+          {"tasks, tiny limit", {.method = RechunkMethod::tasks, .block_size_limit = 16}},
+          {"tasks unfused, tiny limit", {.method = RechunkMethod::tasks, .block_size_limit = 16, .fuse = false}},
+          {"shuffle on disk", {.method = RechunkMethod::shuffle, .scratch_dir = scratch}},
+          {"shuffle in memory", {.method = RechunkMethod::shuffle, .disk = false}},
+          {"automatic", {.method = RechunkMethod::automatic, .scratch_dir = scratch}}};
 }
 
 }  // namespace tessera::array::testing
