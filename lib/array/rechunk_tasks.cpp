@@ -118,22 +118,14 @@ Task assemble_task(std::string name, std::vector<Arg> sources, Plan plan) {
                          std::move(args));
 }
 
-Task view_task(Key block, const Intersection& piece) {
+// A task cutting `piece` out of `block`: a view (dask's getitem), or with
+// `contiguous` a C-contiguous block (rechunk_view: the view when it is one).
+Task box_task(Key block, const Intersection& piece, bool contiguous) {
   std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
   std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
-  return Task(fn("rechunk_view",
-                 [](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
-                   return contiguous_box(b, s, n);
-                 }),
-              ref(std::move(block)), std::move(start), std::move(shape));
-}
-
-Task getitem_task(Key block, const Intersection& piece) {
-  std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
-  std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
-  return Task(fn("getitem",
-                 [](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
-                   return box_view(b, s, n);
+  return Task(fn(contiguous ? "rechunk_view" : "getitem",
+                 [contiguous](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
+                   return contiguous ? contiguous_box(b, s, n) : box_view(b, s, n);
                  }),
               ref(std::move(block)), std::move(start), std::move(shape));
 }
@@ -154,10 +146,10 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std:
       if (is_whole_block(x.chunks, p)) {
         layer.alias(key, input_key(x, p.input_block));
       } else if (fuse) {
-        layer.put(key, view_task(input_key(x, p.input_block), p));
+        layer.put(key, box_task(input_key(x, p.input_block), p, true));
       } else {
         const Key s(split, {splits++});
-        layer.put(s, view_task(input_key(x, p.input_block), p));
+        layer.put(s, box_task(input_key(x, p.input_block), p, true));
         layer.alias(key, s);
       }
       return;
@@ -172,7 +164,7 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std:
         sources.emplace_back(ref(input_key(x, p.input_block)));
       } else {
         const Key s(split, {splits++});
-        layer.put(s, getitem_task(input_key(x, p.input_block), p));
+        layer.put(s, box_task(input_key(x, p.input_block), p, false));
         sources.emplace_back(ref(s));
         copy.source_start.assign(p.shape.size(), 0);  // the getitem already cut the box
       }

@@ -31,20 +31,6 @@ inline std::vector<int64_t> grid_of(const ChunkSizes& chunks) {
   return g;
 }
 
-//! Calls f for every index of `extent` in C order (once for a 0-d extent,
-//! never when an extent is 0).
-inline void for_each_index(const std::vector<int64_t>& extent,
-                           const std::function<void(const std::vector<int64_t>&)>& f) {
-  if (product(extent) == 0) return;
-  std::vector<int64_t> i(extent.size(), 0);
-  while (true) {
-    f(i);
-    size_t a = extent.size();
-    while (a > 0 && ++i[a - 1] == extent[a - 1]) i[--a] = 0;
-    if (a == 0) return;
-  }
-}
-
 //! A random chunking of `length`: one block, 1-element blocks, a regular size
 //! with a short last block, or random sizes; with `allow_zero`, a few empty
 //! blocks mixed in.
