@@ -9,7 +9,7 @@
 #     da.from_zarr(...).rechunk(...).to_zarr(...) at 2 workers vs `cp -r` of the
 #     same bytes: time and peak RSS of each.
 #
-# Usage: bench/rechunk/run.sh [BUILD_DIR=build] [GIB=1] [DISK_GIB=4] [REPEATS=3]
+# Usage: bench/rechunk/run.sh [BUILD_DIR=build] [GIB=1] [DISK_GIB=4] [REPEATS=3]   (GIB=0: on disk only)
 # The data goes to $TMPDIR (default /tmp) and is removed at the end, also on error.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,9 +26,11 @@ peer="$here/../peers/rechunk_disk.py"
 # Rows x cols with cols = rows / 2, as close to the asked size as 256-row blocks allow.
 shape() { "$python" -c "import math; r = int(math.sqrt($1 * 2**30 / 8 * 2)) // 512 * 512; print(r, r // 2)"; }
 
-echo "== in memory =="
-read -r rows cols < <(shape "$gib")
-"$build/bench/bench_rechunk" --rows "$rows" --cols "$cols" --block 256 --repeat "$repeats" --workers 1,2
+if [ "$gib" != 0 ]; then  # GIB=0 skips the in-memory part
+  echo "== in memory =="
+  read -r rows cols < <(shape "$gib")
+  "$build/bench/bench_rechunk" --rows "$rows" --cols "$cols" --block 256 --repeat "$repeats" --workers 1,2
+fi
 
 echo
 echo "== on disk =="

@@ -67,7 +67,7 @@ struct ScratchRegion {
 //! A task's handle on a region. Heap scratch counts in the scheduler's memory
 //! accounting; a mapped file does not hold memory of its own.
 struct Scratch {
-  std::shared_ptr<const ScratchRegion> region;
+  std::shared_ptr<ScratchRegion> region;
   size_t nbytes() const { return region->on_disk ? sizeof(Scratch) : region->bytes; }
 };
 
@@ -188,12 +188,19 @@ Scratch make_scratch(const ShuffleContext& c, absl::Span<const int64_t> p) {
   return Scratch{std::move(region)};
 }
 
-// New block `out` of partial `p`, over its region of the buffer.
+// New block `out` of partial `p`, over its region of the buffer. With
+// `hand_over` (the new block's own task, after the barrier), the region's
+// mapping passes to the block: the partial's handle lets go of it, so it is
+// unmapped, and its pages leave the process, as soon as the block is released
+// rather than when the whole partial is. Each block's task touches only its
+// own element, so no two threads write one.
 NDArray region_view(const ShuffleContext& c, const Scratch& s, absl::Span<const int64_t> p,
-                    absl::Span<const int64_t> out) {
+                    absl::Span<const int64_t> out, bool hand_over = false) {
   Shape shape = c.new_chunks.block_shape({out.begin(), out.end()});
   Strides strides = NDArray::c_strides(shape, c.dtype.itemsize());
-  return NDArray(s.region->blocks[local_index(c, p, out)], c.dtype, std::move(shape), std::move(strides), 0);
+  Buffer& region = s.region->blocks[local_index(c, p, out)];
+  return NDArray(hand_over ? std::exchange(region, Buffer()) : region, c.dtype, std::move(shape), std::move(strides),
+                 0);
 }
 
 // Bytes from a view's first element to its last, inclusive.
@@ -309,7 +316,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
       std::vector<int64_t> out(local.begin(), local.end());
       for (size_t a = 0; a < ndim; ++a) out[a] += new_origin[a];
       layer.put(Key(out_name, out), Task(fn("rechunk_region", [c, p, out](const Scratch& s) {
-                                              return region_view(*c, s, p, out);
+                                              return region_view(*c, s, p, out, /*hand_over=*/true);
                                             }),
                                             ref(barrier)));
     });
