@@ -3,7 +3,8 @@
 # vs numpy's np.load(mmap_mode='r').sum() vs dask.array.from_zarr(...).sum() on
 # the same data stored as (uncompressed) zarr. Prints one table with ratios.
 #
-# Usage: bench/array/run.sh [BUILD_DIR=build] [GIB=2] [REPEATS=5]
+# Usage: scripts/bench array [BUILD_DIR=build] [GIB=2] [REPEATS=5]
+#        (the same as bench/array/run.sh ...)
 # The data goes to $TMPDIR (default /tmp) and is removed at the end, also on error.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,8 @@ gib=${2:-2}
 repeats=${3:-5}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
-ninja -C "$build" bench/bench_array_sum >/dev/null
+[ -d "$build/meson-private" ] || meson setup "$build" -Dbench=true >/dev/null
+ninja -C "$build" -j2 bench/bench_array_sum >/dev/null
 
 data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-array-XXXXXX")
 trap 'rm -rf "$data"' EXIT
@@ -40,17 +42,18 @@ rows = []
 for line in open(sys.argv[1]):
     name, *fields = line.split()
     f = dict(x.split("=", 1) for x in fields)
-    rows.append((name, int(f["workers"]), float(f["best"]), float(f["median"]), float(f["sum"])))
+    rows.append((name, int(f["workers"]), float(f["best"]), float(f["median"]), float(f["cpu"]), float(f["sum"])))
 numpy_best = next(r[2] for r in rows if r[0] == "numpy")
 dask2_best = next(r[2] for r in rows if r[0] == "dask" and r[1] == 2)
-sums = {round(r[4] / rows[0][4], 9) for r in rows}
+sums = {round(r[5] / rows[0][5], 9) for r in rows}
 gib = float(sys.argv[2])
-print(f"\nsum of a {gib:g} GiB float64 array (best of runs; GB/s = GiB read per second)")
-print(f"{'who':<28}{'best s':>9}{'median s':>10}{'GiB/s':>8}{'vs numpy':>10}{'vs dask@2':>11}")
-for name, w, best, med, s in rows:
-    who = {"tessera": "tessera from_npy", "numpy": "numpy load(mmap).sum", "dask": "dask from_zarr.sum"}[name]
-    print(f"{who + f' ({w} worker' + ('s' if w > 1 else '') + ')':<28}{best:9.3f}{med:10.3f}{gib / best:8.2f}"
+print(f"\nsum of a {gib:g} GiB float64 array (wall: best of runs; cpu: user + system of the cheapest run)")
+print(f"{'who':<32}{'best s':>8}{'median s':>10}{'cpu s':>8}{'GiB/s':>7}{'vs numpy':>10}{'vs dask@2':>11}")
+for name, w, best, med, cpu, s in rows:
+    who = {"tessera": "tessera from_npy+sum", "numpy": "numpy load(mmap).sum", "dask": "dask from_zarr.sum"}[name]
+    who += f" ({w} worker{'s' if w > 1 else ''})"
+    print(f"{who:<32}{best:8.3f}{med:10.3f}{cpu:8.3f}{gib / best:7.2f}"
           f"{best / numpy_best:9.2f}x{best / dask2_best:10.2f}x")
-print("(ratios are time / peer's time: below 1 is faster)")
+print("(ratios are best wall time / the peer's: below 1 is faster)")
 print("all sums agree" if len(sums) == 1 else f"SUMS DIFFER: {sorted(sums)}")
 PY

@@ -30,12 +30,14 @@ def make(npy, zarr_path, gib):
 
 
 def timed(fn, repeats):
-    times, value = [], None
+    """Best and median wall time, least CPU time (user + system) of a run, last value."""
+    times, cpu, value = [], [], None
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         value = fn()
         times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times), value
+        cpu.append(time.process_time() - c0)
+    return min(times), statistics.median(times), min(cpu), value
 
 
 def main():
@@ -44,15 +46,15 @@ def main():
         make(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     elif what == "numpy":
         path, repeats = sys.argv[2], int(sys.argv[3])
-        best, med, s = timed(lambda: float(np.load(path, mmap_mode="r").sum()), repeats)
-        print(f"numpy workers=1 best={best:.6f} median={med:.6f} sum={s!r}")
+        best, med, cpu, s = timed(lambda: float(np.load(path, mmap_mode="r").sum()), repeats)
+        print(f"numpy workers=1 best={best:.6f} median={med:.6f} cpu={cpu:.6f} sum={s!r}")
     elif what == "dask":
         import dask
         import dask.array as da
         path, repeats, workers = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
         with dask.config.set(scheduler="threads", num_workers=workers):
-            best, med, s = timed(lambda: float(da.from_zarr(path).sum().compute()), repeats)
-        print(f"dask workers={workers} best={best:.6f} median={med:.6f} sum={s!r}")
+            best, med, cpu, s = timed(lambda: float(da.from_zarr(path).sum().compute()), repeats)
+        print(f"dask workers={workers} best={best:.6f} median={med:.6f} cpu={cpu:.6f} sum={s!r}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 # Both sides hash the same files. ipyparallel runs with /usr/bin/python3 (Debian's
 # python3-ipyparallel), its controller and engines on loopback, bounded by a timeout;
 # the peer stops its cluster on every exit path.
-# Environment: SPMD_BENCH_ENGINES (100), PEER_TIMEOUT seconds (900).
+# Environment: SPMD_BENCH_ENGINES (100), PEER_TIMEOUT seconds (900; then SIGTERM, on which the
+# peer stops its engines, which takes up to ~3 min for 100; SIGKILL 300 s later).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 engines=${SPMD_BENCH_ENGINES:-100}
@@ -23,19 +24,27 @@ for i in range(500):
     with open(os.path.join(sys.argv[1], f"file_{i:05d}.bin"), "wb") as f:
         f.write(os.urandom(1024))' "$work/files"
 
-echo "== tessera" >&2
-TESSERA_BENCH_MD5_FOLDER="$work/files" build/bench/spmd_bench \
-  --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
-  --benchmark_min_time=1 --benchmark_out="$work/tessera.json" --benchmark_out_format=json >&2 || true
-# (the filter keeps runs at the engine counts the peer uses)
+# tessera runs before and after the (long) peer run, so that both sides sample the
+# machine's load over the same stretch of time; the table takes medians.
+run_tessera() {  # run_tessera OUT.json
+  TESSERA_BENCH_MD5_FOLDER="$work/files" build/bench/spmd_bench \
+    --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
+    --benchmark_min_time=0.2 --benchmark_repetitions=5 \
+    --benchmark_out="$1" --benchmark_out_format=json >&2
+}
+echo "== tessera (1 of 2)" >&2
+run_tessera "$work/tessera1.json"
 
 echo "== ipyparallel ($engines engines; starting them takes a while)" >&2
 status=0
-timeout --kill-after=30 "$peer_timeout" /usr/bin/python3 bench/peers/spmd_ipyparallel.py \
+timeout --kill-after=300 "$peer_timeout" /usr/bin/python3 bench/peers/spmd_ipyparallel.py \
   --engines "$engines" --small 8 --folder "$work/files" >"$work/peer.json" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "ipyparallel run failed (exit $status); its column is left empty" >&2
   : >"$work/peer.json"
 fi
 
-/usr/bin/python3 bench/spmd/table.py "$work/tessera.json" "$work/peer.json" "$engines"
+echo "== tessera (2 of 2)" >&2
+run_tessera "$work/tessera2.json"
+
+/usr/bin/python3 bench/spmd/table.py "$engines" "$work/peer.json" "$work/tessera1.json" "$work/tessera2.json"

@@ -1,22 +1,29 @@
 """Prints the side-by-side table of `scripts/bench spmd` from the two JSON outputs.
 
-usage: table.py TESSERA_BENCHMARK_JSON PEER_JSON ENGINES
+usage: table.py ENGINES PEER_JSON TESSERA_BENCHMARK_JSON...
+
+Each figure is a median: for tessera over every repetition of every benchmark run
+given, for ipyparallel over the calls its script timed.
 """
+import collections
 import json
+import os
+import statistics
 import sys
 
 UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def tessera_seconds(path):
-    with open(path) as f:
-        data = json.load(f)
-    out = {}
-    for b in data.get("benchmarks", []):
-        if b.get("error_occurred"):
-            continue
-        out[b["run_name"] if "run_name" in b else b["name"]] = b["real_time"] * UNIT[b["time_unit"]]
-    return out
+def tessera_seconds(paths):
+    samples = collections.defaultdict(list)
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for b in data.get("benchmarks", []):
+            if b.get("run_type") != "iteration" or b.get("error_occurred"):
+                continue
+            samples[b["run_name"]].append(b["real_time"] * UNIT[b["time_unit"]])
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 def peer_seconds(path):
@@ -37,9 +44,9 @@ def fmt(seconds):
 
 
 def main():
-    t = tessera_seconds(sys.argv[1])
+    n = int(sys.argv[1])
     p = peer_seconds(sys.argv[2])
-    n = int(sys.argv[3])
+    t = tessera_seconds(sys.argv[3:])
     rows = [
         ("no-op apply, 8 engines", t.get("BM_noop_apply/8/real_time"), p.get("noop_apply_8")),
         (f"no-op apply, {n} engines", t.get(f"BM_noop_apply/{n}/real_time"), p.get(f"noop_apply_{n}")),
@@ -56,6 +63,7 @@ def main():
     starts = [f"{k.rsplit('_', 1)[1]} engines {v:.1f} s" for k, v in p.items() if k.startswith("cluster_start_s_")]
     if starts:
         print(f"\nipyparallel cluster start (not in the times above): {', '.join(starts)}")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,6 @@
 #include "tessera/array/creation.hpp"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <memory>
 #include <mutex>
@@ -45,29 +43,6 @@ std::string file_identity(const std::string& path) {
   return absl::StrCat(path, ":", st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec);
 }
 
-// Maps the pages of a block of a mapped file in one call (MADV_POPULATE_READ,
-// Linux 5.14+), instead of one page fault per few pages as the block is read:
-// a reduction over a mapped file spends much of its time in faults otherwise.
-// A hint only: failure (an older kernel) changes nothing.
-void populate(const NDArray& block) {
-#ifdef MADV_POPULATE_READ
-  if (block.size() == 0) return;
-  // The block's bytes lie between its first and its last element.
-  int64_t lo = 0, hi = 0;
-  for (size_t k = 0; k < block.ndim(); ++k) {
-    const int64_t span = (block.shape()[k] - 1) * block.strides()[k];
-    (span < 0 ? lo : hi) += span;
-  }
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto first = reinterpret_cast<uintptr_t>(block.data()) + lo;
-  const auto end = reinterpret_cast<uintptr_t>(block.data()) + hi + block.dtype().itemsize();
-  const uintptr_t start = first & ~(page - 1);
-  (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ);
-#else
-  (void)block;
-#endif
-}
-
 uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -104,24 +79,26 @@ ChunkSpec contiguous_auto(const npy::Header& h) {
   return axes;
 }
 
-// One mapping of a file shared by the block tasks that run while it is alive:
-// mapping (and unmapping) the whole file once per block would take the process's
-// mmap lock for writing while other workers fault in their blocks' pages.
+// One mapping of a file shared by an Array's block tasks, made by the first task
+// that runs (building the graph maps nothing) and kept while the graph lives.
+// Measured on bench/array: mapping the file again for each block (and unmapping
+// it when the block is released) cost a third more time than numpy's single
+// mapping, in page-table setup and teardown and in the mmap lock, which
+// serializes workers. The pages are clean page-cache pages that the kernel
+// reclaims under pressure, so keeping the mapping holds no memory of its own.
 class SharedMapping {
  public:
   explicit SharedMapping(std::string path) : path_(std::move(path)) {}
   std::shared_ptr<MappedFile> get() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto f = file_.lock()) return f;
-    auto f = MappedFile::open(path_);
-    file_ = f;
-    return f;
+    if (!file_) file_ = MappedFile::open(path_);
+    return file_;
   }
 
  private:
   std::string path_;
   std::mutex mutex_;
-  std::weak_ptr<MappedFile> file_;  // the blocks' views keep it mapped
+  std::shared_ptr<MappedFile> file_;
 };
 
 // Block `region` of the .npy file whose header is `h`, a view of the mapping.
@@ -137,9 +114,7 @@ NDArray npy_block(SharedMapping& mapping, const npy::Header& h, const std::vecto
   }
   Strides strides = h.fortran_order ? NDArray::f_strides(h.shape, h.dtype.itemsize())
                                     : NDArray::c_strides(h.shape, h.dtype.itemsize());
-  NDArray block = NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
-  populate(block);
-  return block;
+  return NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
 }
 
 Array from_npy(const std::string& path) { return from_npy(path, contiguous_auto(npy::read_header(path))); }

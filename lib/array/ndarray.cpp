@@ -16,16 +16,6 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
-int64_t checked_size(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) {
-    if (e < 0) throw Error(absl::StrCat("shape ", shape_str(shape), ": extents must not be negative"));
-    if (e != 0 && n > INT64_MAX / e) throw Error(absl::StrCat("shape ", shape_str(shape), " has too many elements"));
-    n *= e;
-  }
-  return n;
-}
-
 // numpy's rule: axes of extent 1 may have any stride; an empty array is contiguous.
 bool contiguous(const Shape& shape, const Strides& strides, size_t itemsize, bool c_order) {
   int64_t expected = static_cast<int64_t>(itemsize);
@@ -67,6 +57,19 @@ bool same_value(T a, T b) {
 
 }  // namespace
 
+size_t array_nbytes(DType dtype, const Shape& shape) {
+  __int128 n = dtype.itemsize();
+  for (int64_t e : shape) {
+    if (e < 0) throw Error(absl::StrCat("shape ", shape_str(shape), " has a negative extent"));
+    n *= e;
+    if (n > INT64_MAX) {
+      throw Error(absl::StrCat("a ", dtype.name(), " array of shape ", shape_str(shape),
+                               " is too large (2^63 bytes or more)"));
+    }
+  }
+  return static_cast<size_t>(n);
+}
+
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Rounded up to whole cache lines, and never zero bytes, so data() is never null.
   size_t rounded = std::max(kAlign, (size + kAlign - 1) / kAlign * kAlign);
@@ -83,11 +86,11 @@ NDArray::NDArray(Buffer buffer, DType dtype, Shape shape, Strides strides, int64
     throw Error(absl::StrCat("array view: shape ", shape_str(shape_), " has ", shape_.size(), " axes but ",
                              strides_.size(), " strides were given"));
   }
-  const int64_t n = checked_size(shape_);
+  const bool empty = array_nbytes(dtype_, shape_) == 0;
   if (offset_ < 0 || static_cast<size_t>(offset_) > buffer_.size()) {
     throw Error(absl::StrCat("array view: offset ", offset_, " is outside the buffer of ", buffer_.size(), " bytes"));
   }
-  if (n == 0) return;
+  if (empty) return;
   __int128 lo = offset_, hi = offset_ + static_cast<__int128>(dtype_.itemsize());
   for (size_t a = 0; a < shape_.size(); ++a) {
     __int128 span = static_cast<__int128>(shape_[a] - 1) * strides_[a];
@@ -121,13 +124,10 @@ Strides NDArray::f_strides(const Shape& shape, size_t itemsize) {
 }
 
 static NDArray make(DType dtype, Shape shape, Order order, bool zero) {
-  const int64_t n = checked_size(shape);
-  if (n > INT64_MAX / static_cast<int64_t>(dtype.itemsize())) {
-    throw Error(absl::StrCat("shape ", shape_str(shape), " has too many bytes"));
-  }
+  const size_t nbytes = array_nbytes(dtype, shape);
   Strides strides = order == Order::C ? NDArray::c_strides(shape, dtype.itemsize())
                                       : NDArray::f_strides(shape, dtype.itemsize());
-  return NDArray(Buffer::allocate(static_cast<size_t>(n) * dtype.itemsize(), zero), dtype, std::move(shape),
+  return NDArray(Buffer::allocate(nbytes, zero), dtype, std::move(shape),
                  std::move(strides), 0);
 }
 
@@ -240,7 +240,7 @@ NDArray NDArray::transpose(const std::vector<size_t>& axes) const {
 }
 
 NDArray NDArray::reshape(Shape shape) const {
-  if (checked_size(shape) != size()) {
+  if (array_nbytes(dtype_, shape) != nbytes()) {
     throw Error(absl::StrCat("reshape: cannot reshape ", describe(), " into shape ", shape_str(shape)));
   }
   if (!is_c_contiguous()) {
@@ -327,6 +327,11 @@ void NDArray::check_tensor(DType wanted, int rank, bool read_only) const {
     throw Error(absl::StrCat("tensor: the ", describe(), " with strides ", shape_str(strides_),
                              " is not C-contiguous; copy() it first",
                              is_f_contiguous() ? " or take its transpose(), which is" : ""));
+  }
+  const size_t align = wanted.is_complex() ? wanted.itemsize() / 2 : wanted.itemsize();
+  if (reinterpret_cast<uintptr_t>(data()) % align != 0) {
+    throw Error(absl::StrCat("tensor: the ", describe(), " starts at an address not aligned to ", align,
+                             " bytes; copy() it first"));
   }
 }
 

@@ -52,15 +52,13 @@ DType header_dtype(const PyLiteral& dict, const std::string& path) {
   }
 }
 
-// Bytes of a `dtype` array of `shape`; StorageError for a negative extent or more than 2^63 bytes.
+// array_nbytes, with the file named in the error.
 size_t checked_nbytes(DType dtype, const Shape& shape, const std::string& path) {
-  __int128 n = dtype.itemsize();
-  for (int64_t e : shape) {
-    if (e < 0) throw StorageError(path, absl::StrCat("shape ", shape_str(shape), " has a negative extent"));
-    n *= e;
-    if (n > INT64_MAX) throw StorageError(path, absl::StrCat("shape ", shape_str(shape), " is too large"));
+  try {
+    return array_nbytes(dtype, shape);
+  } catch (const Error& e) {
+    throw StorageError(path, e.what());
   }
-  return static_cast<size_t>(n);
 }
 
 Shape header_shape(const PyLiteral& dict, DType dtype, const std::string& path) {

@@ -159,10 +159,10 @@ Metadata parse_metadata(const std::string& text, const std::string& path) {
     bad(path, absl::StrCat("expected one chunk size per axis of shape ", shape_str(m.shape), ", found chunks ",
                            shape_str(m.chunk_shape)));
   }
-  __int128 chunk_bytes = m.dtype.itemsize();
-  for (int64_t c : m.chunk_shape) {
-    chunk_bytes *= c;
-    if (chunk_bytes > INT64_MAX) bad(path, absl::StrCat("chunks ", shape_str(m.chunk_shape), " are too large"));
+  try {
+    array_nbytes(m.dtype, m.chunk_shape);
+  } catch (const Error& e) {
+    bad(path, absl::StrCat("chunks: ", e.what()));
   }
   const json& order = field(meta, "order", path);
   if (order != "C" && order != "F") bad(path, absl::StrCat("expected order \"C\" or \"F\", found ", order.dump()));

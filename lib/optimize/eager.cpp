@@ -83,16 +83,22 @@ class Run {
   struct Effect {
     int64_t net = 0;   // results held after, minus before
     int64_t peak = 0;  // largest rise on the way
-    uint32_t ran = 0;  // tasks run
+    uint64_t ran = 0;  // tasks run
+    bool complete = true;
   };
 
   //! Runs `root` and then, last-ready first, everything that becomes ready.
-  //! `record` gets each task run; `trial` keeps an undo log.
+  //! `record` gets each task run; `trial` keeps an undo log and stops after
+  //! `limit` tasks (then `complete` is false).
   template <class F>
-  Effect cascade(uint32_t root, bool trial, F&& record) {
+  Effect cascade(uint32_t root, bool trial, F&& record, uint64_t limit = UINT64_MAX) {
     Effect e;
     stack_.assign(1, root);
     while (!stack_.empty()) {
+      if (e.ran == limit) {
+        e.complete = false;
+        break;
+      }
       const uint32_t t = stack_.back();
       stack_.pop_back();
       record(t);
@@ -184,14 +190,21 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     if (choice == RootChoice::least_growth) return std::tuple<double, double>(double(e.net), double(e.peak));
     return std::tuple<double, double>(double(e.net) / double(e.ran), double(e.peak));
   };
+  // The look-ahead may cost at most a fixed number of trial steps per task,
+  // so a root whose trial is long (the last input of a big reduction) cannot
+  // make the whole quadratic; once the budget is spent, roots go in base order.
+  uint64_t budget = 64 * uint64_t{n} + 100'000;
   while (next[nr] != nr) {
     uint32_t best = next[nr];
     std::tuple<double, double> best_score{};
     uint32_t seen = 0;
-    for (uint32_t i = next[nr]; i != nr && seen < candidates; i = next[i], ++seen) {
-      if (candidates == 1) break;
-      const auto s = score(run.cascade(roots[i], true, [](uint32_t) {}));
+    for (uint32_t i = next[nr]; i != nr && seen < candidates && candidates > 1 && budget > 0;
+         i = next[i], ++seen) {
+      const Run::Effect e = run.cascade(roots[i], true, [](uint32_t) {}, budget);
       run.undo();
+      budget -= e.ran;
+      if (!e.complete) break;
+      const auto s = score(e);
       if (seen == 0 || s < best_score) {
         best = i;
         best_score = s;

@@ -20,7 +20,7 @@
 using namespace tessera::array;
 using tessera::array::testing::check_close;
 using tessera::array::testing::random_block;
-using tessera::array::testing::run_python;
+using tessera::array::testing::run_python_in;
 using tessera::array::testing::TempDir;
 
 namespace {
@@ -71,7 +71,7 @@ struct Expected {
 void check_all(const TempDir& dir, const std::vector<Expected>& items) {
   std::string script = "a = np.load('a.npy')\nb = np.load('b.npy')\n";
   for (const Expected& e : items) absl::StrAppend(&script, "np.save('", e.name, ".npy', np.asarray(", e.python, "))\n");
-  run_python(dir, script);
+  run_python_in(dir, script);
   int i = 0;
   for (const Expected& e : items) {
     NDArray got = e.array.compute({.num_workers = 1 + (i++ % 2)});
@@ -83,18 +83,27 @@ std::string case_text(const Case& c) {
   return absl::StrCat(std::string(c.dtype.name()), " ", shape_str(c.shape), " chunks ", c.chunks.str());
 }
 
+// A random case whose data numpy finds in a.npy and b.npy (b without zeros);
+// returns the case and `a` as tessera reads it from the file.
+std::pair<Case, Array> prepare(const TempDir& dir, std::mt19937_64& rng, bool allow_empty, NDArray* b_out = nullptr) {
+  Case c = random_case(rng, allow_empty);
+  NDArray a = random_block(c.dtype, c.shape, rng), b = random_block(c.dtype, c.shape, rng, /*nonzero=*/true);
+  npy::save(dir / "a.npy", a);
+  npy::save(dir / "b.npy", b);
+  if (b_out) *b_out = b;
+  return {c, from_npy(dir / "a.npy", c.chunks)};
+}
+
 }  // namespace
 
 TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") {
   std::mt19937_64 rng(20261130);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
-    Case c = random_case(rng, round % 4 == 3);
+    NDArray b;
+    auto [c, x] = prepare(dir, rng, round % 4 == 3, &b);
     INFO(case_text(c));
-    NDArray a = random_block(c.dtype, c.shape, rng), b = random_block(c.dtype, c.shape, rng, /*nonzero=*/true);
-    npy::save(dir / "a.npy", a);
-    npy::save(dir / "b.npy", b);
-    Array x = from_npy(dir / "a.npy", c.chunks), y = from_ndarray(b, c.chunks);
+    Array y = from_ndarray(b, c.chunks);
     std::vector<Expected> items = {
         {"add", "a + b", x + y},
         {"mul", "a * b", x * y},
@@ -116,12 +125,8 @@ TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
-    Case c = random_case(rng, round % 5 == 4);
+    auto [c, x] = prepare(dir, rng, round % 5 == 4);
     INFO(case_text(c));
-    NDArray a = random_block(c.dtype, c.shape, rng);
-    npy::save(dir / "a.npy", a);
-    npy::save(dir / "b.npy", a);
-    Array x = from_npy(dir / "a.npy", c.chunks);
     std::vector<Expected> items;
     const char* ops[] = {"sum", "mean", "min", "max", "var", "std"};
     for (int j = 0; j < 12; ++j) {
@@ -163,12 +168,8 @@ TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
   std::mt19937_64 rng(99);
   for (int round = 0; round < 6; ++round) {
     TempDir dir;
-    Case c = random_case(rng, false);
+    auto [c, x] = prepare(dir, rng, false);
     INFO(case_text(c));
-    NDArray a = random_block(c.dtype, c.shape, rng);
-    npy::save(dir / "a.npy", a);
-    npy::save(dir / "b.npy", a);
-    Array x = from_npy(dir / "a.npy", c.chunks);
     std::vector<Expected> items;
     for (int j = 0; j < 8; ++j) {
       std::vector<Slice> slices;

@@ -21,7 +21,7 @@
 using namespace tessera::array;
 using tessera::array::testing::check_close;
 using tessera::array::testing::random_block;
-using tessera::array::testing::run_python;
+using tessera::array::testing::run_python_in;
 using tessera::array::testing::TempDir;
 using tessera::ChunkError;
 using tessera::StorageError;
@@ -133,7 +133,7 @@ TEST_CASE("from_npy is lazy: the data is read when the graph runs, not when it i
 
 TEST_CASE("from_npy reads Fortran-ordered files, from_zarr zarr stores written by python3-zarr") {
   TempDir dir;
-  run_python(dir,
+  run_python_in(dir,
              "import zarr\n"
              "a = np.arange(35, dtype=np.int32).reshape(7, 5)\n"
              "np.save('f.npy', np.asfortranarray(a))\n"
@@ -179,8 +179,10 @@ TEST_CASE("map_blocks errors name the input, the block and what was expected") {
     bad.compute();
     FAIL("expected a TaskError");
   } catch (const TaskError& e) {
-    CHECK(e.message().find("made block ('" + bad.name() + "', 0) as a float64 array of shape (2,), expected a "
-                           "float64 array of shape (3,)") != std::string::npos);
+    // Either block may fail first.
+    CHECK(e.message().find("made block ('" + bad.name() + "', ") != std::string::npos);
+    CHECK(e.message().find(") as a float64 array of shape (2,), expected a float64 array of shape (3,)") !=
+          std::string::npos);
   }
 }
 
@@ -230,9 +232,9 @@ TEST_CASE("store writes .npy and zarr targets that numpy and python3-zarr read b
   Array x = from_ndarray(a, {4, 3}) * 2;
   store(x, dir / "out.npy", {.compute = {.num_workers = 2}});
   store(x, dir / "out.zarr");
-  CHECK(entries(dir.path()) == 2);  // no temporary left
+  CHECK(entries(dir.path().string()) == 2);  // no temporary left
   npy::save(dir / "a.npy", a);
-  run_python(dir,
+  run_python_in(dir,
              "import zarr\n"
              "a = np.load('a.npy') * 2\n"
              "assert (np.load('out.npy') == a).all()\n"
@@ -254,7 +256,7 @@ TEST_CASE("store refuses an existing target unless overwrite, and replaces it th
   CHECK(sum(from_zarr(dir / "t.zarr")).compute<double>() == 20.0);
   REQUIRE_THROWS_WITH_AS(store(ones({5}, {{2, 3}}), dir / "u.zarr"),
                          doctest::Contains("store to zarr needs regular chunks"), ChunkError);
-  CHECK(entries(dir.path()) == 2);
+  CHECK(entries(dir.path().string()) == 2);
 }
 
 TEST_CASE("a failed store leaves no target and no temporary file") {
@@ -269,12 +271,12 @@ TEST_CASE("a failed store leaves no target and no temporary file") {
     for (int workers : {1, 2}) {
       REQUIRE_THROWS_WITH_AS(store(bad, dir / target, {.compute = {.num_workers = workers}}),
                              doctest::Contains("disk on fire"), TaskError);
-      CHECK(entries(dir.path()) == 0);
+      CHECK(entries(dir.path().string()) == 0);
     }
   }
   // An existing target survives a failed overwrite untouched.
   store(ones({12}, 2), dir / "f.npy");
   REQUIRE_THROWS_AS(store(bad, dir / "f.npy", {.overwrite = true}), TaskError);
-  CHECK(entries(dir.path()) == 1);
+  CHECK(entries(dir.path().string()) == 1);
   CHECK(sum(from_npy(dir / "f.npy")).compute<double>() == 12.0);
 }

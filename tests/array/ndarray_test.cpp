@@ -110,6 +110,9 @@ TEST_CASE("tensor maps C-contiguous arrays row-major and refuses the wrong type,
                          doctest::Contains("is not C-contiguous; copy() it first"), Error);
   REQUIRE_THROWS_WITH_AS((a.copy(Order::F).tensor<double, 2>()), doctest::Contains("or take its transpose()"), Error);
   CHECK(a.copy(Order::F).transpose().tensor<const double, 2>()(3, 2) == 11);
+  NDArray odd(Buffer::allocate(17, /*zero=*/true), DType::float64(), {2}, {8}, 1);  // a view at byte 1
+  CHECK(odd.at<double>({1}) == odd.copy().at<double>({1}));
+  REQUIRE_THROWS_WITH_AS((odd.tensor<const double, 1>()), doctest::Contains("not aligned to 8 bytes"), Error);
 }
 
 TEST_CASE("assign and astype copy between layouts and dtypes") {

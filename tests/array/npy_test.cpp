@@ -1,8 +1,9 @@
 #include <doctest/doctest.h>
 
-#include <sys/stat.h>
+#include <random>
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 
 #include "support.hpp"
 #include "tessera/array/npy.hpp"
@@ -156,4 +157,48 @@ TEST_CASE("npy: truncated and garbage files give StorageError naming the path") 
   // The good header with the right data size opens.
   write_bytes(dir / "ok.npy", npy_v1(good, std::string(16, '\0')));
   CHECK(npy::open(dir / "ok.npy").at<double>({1}) == 0.0);
+}
+
+TEST_CASE("slicing with steps matches numpy on random shapes and slices") {
+  TempDir dir;
+  std::mt19937 rng(20261130);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto py = [](std::optional<int64_t> v) { return v ? std::to_string(*v) : std::string("None"); };
+  std::string cases = "cases = []\n";
+  for (int k = 0; k < 60; ++k) {
+    Shape shape(static_cast<size_t>(pick(1, 3)));
+    for (auto& e : shape) e = pick(0, 6);
+    std::vector<Slice> slices;
+    std::vector<std::string> text;
+    const size_t given = static_cast<size_t>(pick(0, static_cast<int>(shape.size())));
+    for (size_t a = 0; a < given; ++a) {
+      if (shape[a] > 0 && pick(0, 6) == 0) {
+        const int64_t i = pick(static_cast<int>(-shape[a]), static_cast<int>(shape[a]) - 1);
+        slices.push_back(Slice::index(i));
+        text.push_back(std::to_string(i));
+        continue;
+      }
+      auto bound = [&]() -> std::optional<int64_t> {
+        if (pick(0, 3) == 0) return std::nullopt;
+        return pick(-8, 8);
+      };
+      const int steps[] = {-3, -2, -1, 1, 1, 2, 3};
+      Slice s(bound(), bound(), steps[pick(0, 6)]);
+      slices.push_back(s);
+      text.push_back(absl::StrCat("slice(", py(s.start), ", ", py(s.stop), ", ", s.step, ")"));
+    }
+    npy::save(dir / absl::StrCat("r", k, ".npy"), pattern_array(DType::float64(), shape).slice(slices));
+    absl::StrAppend(&cases, "cases.append((", shape_str(shape), ", (", absl::StrJoin(text, ", "),
+                    text.size() == 1 ? "," : "", ")))\n");
+  }
+  std::string out = run_python(dir, std::string(kPythonPattern) + cases + R"(
+import sys
+d = sys.argv[0].rsplit('/', 1)[0]
+for k, (shape, index) in enumerate(cases):
+    want = pattern('<f8', shape)[index]
+    got = np.load(f'{d}/r{k}.npy')
+    assert got.shape == want.shape and np.array_equal(got, want), (k, shape, index, got, want)
+print('ok')
+)");
+  CHECK(out == "ok\n");
 }

@@ -1,55 +1,24 @@
-// Test helpers for tessera::array's lazy Array: a scratch folder, random
-// blocks, running numpy on .npy files, and comparing results.
+// Test helpers for tessera::array's lazy Array: random blocks, running numpy on
+// .npy files in a scratch folder, and comparing results.
 #pragma once
-
-#include <unistd.h>
 
 #include <cmath>
 #include <complex>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 
 #include <doctest/doctest.h>
+
+#include "support.hpp"
 
 #include "tessera/array/ndarray.hpp"
 #include "tessera/array/npy.hpp"
 
 namespace tessera::array::testing {
 
-//! A fresh folder under the system temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-arrayops-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-//! Runs a Python script with the interpreter that has numpy and zarr
-//! ($TESSERA_PYTHON); the script starts in `dir` with numpy imported as np.
-inline void run_python(const TempDir& dir, const std::string& body) {
-  const char* py = std::getenv("TESSERA_PYTHON");
-  std::string python = py ? py : "/usr/bin/python3";
-  std::string script = dir / "script.py";
-  std::ofstream(script) << "import os, numpy as np\nos.chdir(" << '"' << dir.path() << '"' << ")\n" << body << "\n";
-  std::string cmd = python + " " + script;
-  INFO("python script:\n" << body);
-  REQUIRE(std::system(cmd.c_str()) == 0);
+//! Runs `body` with $TESSERA_PYTHON in the folder `dir`, numpy imported as np.
+inline void run_python_in(const TempDir& dir, const std::string& body) {
+  run_python(dir, "import os\nos.chdir(" + std::string(1, '"') + dir.path().string() + '"' + ")\n" + body);
 }
 
 //! Random elements of `dtype`: small integers (1..9 when `nonzero`, else -9..9,

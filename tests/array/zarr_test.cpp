@@ -167,7 +167,7 @@ TEST_CASE("zarr: bad metadata, wrong chunk sizes and misuse give clear errors") 
   fails_with(with("shape", "\"big\""), "expected \"shape\" to be a list of integers");
   fails_with(with("chunks", "[2, 0]"), "expected \"chunks\" to hold positive integers");
   fails_with(with("chunks", "[2]"), "expected one chunk size per axis of shape (4, 3), found chunks (2,)");
-  fails_with(with("chunks", "[4294967296, 4294967296]"), "are too large");
+  fails_with(with("chunks", "[4294967296, 4294967296]"), "is too large");
   fails_with(with("dtype", "\"<U4\""), "unknown dtype '<U4'");
   fails_with(with("dtype", "[[\"a\", \"<f8\"]]"), "expected \"dtype\" to be a type string");
   fails_with(with("order", "\"K\""), "expected order \"C\" or \"F\"");

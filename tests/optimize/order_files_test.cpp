@@ -53,7 +53,9 @@ TEST_CASE("get_sync with order holds no more results than dask's, and 25% fewer 
     CAPTURE(name);
     GraphFile f = load_graph_file(graph_path(name));
     RunStats stats;
-    Result r = get_sync(f.graph, Keys(f.outputs), {.stats = &stats});
+    GetOptions options;
+    options.stats = &stats;
+    Result r = get_sync(f.graph, Keys(f.outputs), options);
     const uint32_t held = static_cast<uint32_t>(stats.peak_held);
     // The model order() optimizes predicts the run exactly (get_sync orders
     // the culled graph).

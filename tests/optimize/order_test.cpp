@@ -146,7 +146,7 @@ TEST_CASE("order: avoids upwards branching, complex") {
 
 TEST_CASE("order: deep bases win over dependents") {
   //         a
-  //       / | \
+  //       / | \ .
   //      b  c |
   //     / \ | /
   //    e    d          b before c
@@ -340,9 +340,9 @@ TEST_CASE("order: prefers short narrow branches") {
 
 TEST_CASE("order: prefers a short ancestor") {
   //                 c2
-  //                / \ \
-  //              c1   \ \
-  //            / | \   \ \
+  //                / \ \ .
+  //              c1   \ \ .
+  //            / | \   \ \ .
   //          c0  a0 b0  a1 b1
   //               \ \   / /
   //                  ab
@@ -457,11 +457,11 @@ TEST_CASE("order: an empty graph has an empty order") { CHECK(order(Graph()).emp
 
 TEST_CASE("order: a terminal node does not make it backtrack to the other half") {
   //                  s
-  //          /   /       \   \
+  //          /   /       \   \ .
   //        s00  s10       s01  s11
   //         |    |         |    |
   //        b0   b1        b2   b3
-  //        / \  / \       / \ / \
+  //        / \  / \       / \ / \ .
   //       a0  a1  a2    a3  a4  a5
   Dsk d;
   for (int i = 0; i < 6; ++i) d.data(Key("a", {i}));
@@ -480,9 +480,9 @@ TEST_CASE("order: a terminal node does not make it backtrack to the other half")
 
 TEST_CASE("order: many branches, the ones with more work first") {
   //                         a3
-  //        /      |     |      \         \
+  //        /      |     |      \         \ .
   //      a2      b2    c1      dd3        ee3
-  //      |       |     |      /   \      /   \
+  //      |       |     |      /   \      /   \ .
   //      a1      b1    |    d2    dd2   e2    ee2
   //       \       \    |    |      |    |      |
   //        \       \   |    d1    dd1   e1    ee1

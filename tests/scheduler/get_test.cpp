@@ -19,21 +19,27 @@ using tessera::testing::Counted;
 
 namespace {
 
-// n independent leaves feeding one sum.
-Graph fan_in(int n, std::function<int(int)> leaf) {
+template <class T>
+long total(const std::vector<T>& xs) {
+  long s = 0;
+  for (T x : xs) s += x;
+  return s;
+}
+
+// n independent leaves (`name`, i) feeding one sum, `sum_key`.
+template <class R>
+Graph fan_in(int n, std::function<R(int)> leaf, const char* name = "leaf", const char* sum_key = "sum") {
   Graph g;
   std::vector<Arg> parts;
   for (int i = 0; i < n; ++i) {
-    g.task(Key("leaf", {i}), fn("leaf", leaf), i);
-    parts.emplace_back(ref(Key("leaf", {i})));
+    g.task(Key(name, {i}), fn(name, leaf), i);
+    parts.emplace_back(ref(Key(name, {i})));
   }
-  g.put("sum", Task(fn("sum", [](const std::vector<int>& xs) {
-    long s = 0;
-    for (int x : xs) s += x;
-    return s;
-  }), ArgList{std::move(parts)}));
+  g.put(sum_key, Task(fn("sum", total<R>), ArgList{std::move(parts)}));
   return g;
 }
+
+Graph fan_in(int n, std::function<int(int)> leaf) { return fan_in<int>(n, std::move(leaf)); }
 
 }  // namespace
 
@@ -96,20 +102,26 @@ TEST_CASE("the caller's thread is worker 0 and works; callbacks never overlap") 
 
 TEST_CASE("a task may call get on another graph without deadlock") {
   Graph inner = fan_in(50, [](int i) { return i; });
-  Graph outer;
-  std::vector<Arg> parts;
-  for (int i = 0; i < 16; ++i) {
-    outer.task(Key("o", {i}), fn("nested", [&inner](int k) { return get(inner, "sum", {.num_workers = 2}).as<long>() + k; }), i);
-    parts.emplace_back(ref(Key("o", {i})));
-  }
-  outer.put("all", Task(fn("total", [](const std::vector<long>& xs) {
-    long s = 0;
-    for (long x : xs) s += x;
-    return s;
-  }), ArgList{std::move(parts)}));
+  Graph outer = fan_in<long>(16, [&inner](int k) { return get(inner, "sum", {.num_workers = 2}).as<long>() + k; },
+                             "o", "all");
   for (int workers : {2, 4}) {
     CHECK(get(outer, "all", {.num_workers = workers}).as<long>() == 16 * 1225 + 120);
   }
+}
+
+TEST_CASE("runs from several threads at once share arenas and each get their own results") {
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([c, &wrong] {
+      Graph g = fan_in(100, [c](int i) { return i * c; });
+      for (int rep = 0; rep < 20; ++rep) {
+        if (get(g, "sum", {.num_workers = 2}).as<long>() != 4950L * c) ++wrong;
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("on the first error nothing new starts, running tasks finish, and the caller gets the TaskError") {

@@ -26,7 +26,7 @@ size_t count(const std::string& text, const std::string& part) {
 }  // namespace
 
 // diamond.json:   a (1000 B)
-//                /         \
+//                /         \    .
 //          b (100 B)     ('c', 0) (200 B)
 //                \         /
 //                  d (8 B)         requested
@@ -142,6 +142,7 @@ TEST_CASE("run --profile writes a Chrome trace of every task; --progress draws o
   auto r = run_tessera("graph run --workers 2 --progress --profile " + trace + " " + data("diamond.json"));
   REQUIRE(r.status == 0);
   CHECK(contains(r.out, trace));
+  CHECK(contains(r.err, "100% Completed | 4/4 tasks"));
   const auto j = nlohmann::json::parse(read_text(trace));
   const auto& events = j.is_array() ? j : j["traceEvents"];
   size_t tasks = 0;

@@ -16,9 +16,9 @@
 // @code
 //   namespace ta = tessera::array;
 //   ta::Array x = ta::from_npy("big.npy", {4096, -1});   // nothing read yet
-//   ta::Array y = (x - ta::mean(x)) / ta::std(x);
-//   ta::NDArray z = y.compute({.num_workers = 2});
-//   double total = ta::sum(x).compute<double>();
+//   ta::Array y = (x - 1.0) * 2.0;                       // element-wise, lazy
+//   ta::NDArray z = y.compute({.num_workers = 2});       // one array in memory
+//   double total = ta::sum(x).compute<double>();         // a tree reduction
 // @endcode
 //
 // Thread-safe: an Array is immutable; copies are cheap (shared state).

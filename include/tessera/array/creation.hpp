@@ -3,8 +3,8 @@
 //
 // Every creation is lazy: it builds one task per block and reads or makes no
 // data until the graph runs. `from_npy` and `from_zarr` read only the header
-// (or `.zarray`) when called; each block's task maps its own region of the
-// file when it runs, so a block is used in place and the page cache, not the
+// (or `.zarray`) when called; each block's task maps its region of the file
+// when it runs, so a block is used in place and the page cache, not the
 // process, holds the data.
 //
 // @code
@@ -36,8 +36,9 @@
 namespace tessera::array {
 
 //! The .npy file at `path` cut into `chunks` (see normalize_chunks). Reads the
-//! header now (StorageError for a missing or malformed file); each block's task
-//! maps the file and its block's pages when it runs.
+//! header now (StorageError for a missing or malformed file); the first block task
+//! that runs maps the file, once for all blocks, and each block is a view of its
+//! region. The mapping lasts as long as the Array's graph.
 Array from_npy(const std::string& path, const ChunkSpec& chunks);
 //! The same with blocks that are each one contiguous run of the file under 128 MiB
 //! ("auto" along the slowest axis, whole along the others; plain "auto" when one

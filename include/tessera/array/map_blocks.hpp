@@ -20,6 +20,7 @@
 // Thread-safe: kernels run on worker threads, concurrently on different blocks.
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <functional>
@@ -89,6 +90,10 @@ DType result_dtype(DType fallback) {
   }
 }
 
+//! The map type a kernel gets for each input (A only counts the inputs).
+template <class T, int N, class A>
+using MapFor = TensorMap<const T, N>;
+
 template <class T, int N, class F, size_t... I>
 NDArray call_kernel(F& kernel, absl::Span<const NDArray> blocks, std::index_sequence<I...>) {
   // Keep contiguous copies alive while the kernel reads the maps.
@@ -104,7 +109,7 @@ template <Element T, int N, class F, std::same_as<Array>... A>
 Array map_blocks(const MapBlocksOptions& options, F kernel, const Array& first, const A&... rest) {
   std::vector<Array> inputs{first, rest...};
   detail::check_kernel_inputs(inputs, dtype_of<T>, N);
-  using R = std::invoke_result_t<F&, TensorMap<const T, N>, decltype((void)std::declval<A>(), TensorMap<const T, N>(nullptr, std::array<Eigen::Index, N>{}))...>;
+  using R = std::invoke_result_t<F&, TensorMap<const T, N>, detail::MapFor<T, N, A>...>;
   DType dtype = options.dtype.value_or(detail::result_dtype<R>(first.dtype()));
   BlockFunction f = [kernel = std::move(kernel)](absl::Span<const NDArray> blocks) mutable {
     return detail::call_kernel<T, N>(kernel, blocks, std::make_index_sequence<1 + sizeof...(A)>{});

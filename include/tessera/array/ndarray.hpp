@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -155,7 +156,9 @@ class NDArray {
   template <Element T>
   std::remove_cv_t<T> at(const std::vector<int64_t>& index) const {
     check_access(dtype_of<T>, true);
-    return *reinterpret_cast<const std::remove_cv_t<T>*>(element(index));
+    std::remove_cv_t<T> value;
+    std::memcpy(&value, element(index), sizeof(value));  // views may be unaligned
+    return value;
   }
 
   //! A view of `a[s0, s1, ...]`; axes past the slices given are taken whole.
@@ -182,8 +185,8 @@ class NDArray {
 
   //! An Eigen::TensorMap of rank N over the elements, row-major like numpy's C order.
   //! T must be the dtype's C++ type, `const T` for read-only access. Throws
-  //! TypeError for another type or rank, Error for a view that is not C-contiguous
-  //! or (T not const) a read-only array. Defined in tessera/array/tensor.hpp.
+  //! TypeError for another type or rank, Error for a view that is not C-contiguous,
+  //! not aligned to its element type, or (T not const) a read-only array. Defined in tessera/array/tensor.hpp.
   //! @code
   //!   auto t = a.tensor<const double, 2>();   // Eigen::TensorMap<const Tensor<double, 2, RowMajor>>
   //!   double s = Eigen::Tensor<double, 0, Eigen::RowMajor>(t.sum())();
@@ -205,6 +208,10 @@ class NDArray {
   Strides strides_;
   int64_t offset_ = 0;
 };
+
+//! Bytes of a `dtype` array of `shape`; throws Error for a negative extent or
+//! more than 2^63 - 1 bytes (so sizes read from files cannot overflow).
+size_t array_nbytes(DType dtype, const Shape& shape);
 
 //! True when both have the same dtype, shape and elements (NaN equals NaN).
 bool array_equal(const NDArray& a, const NDArray& b);

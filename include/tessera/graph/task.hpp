@@ -180,9 +180,9 @@ Value call_and_wrap(F& f, A&&... a) {
 }
 
 template <class F, class Params, size_t... I>
-Value invoke_typed(F& f, absl::Span<const Value> args, std::index_sequence<I...>) {
+Value invoke_typed(F& f, [[maybe_unused]] absl::Span<const Value> args, std::index_sequence<I...>) {
   using R = typename signature<F>::result;
-  auto convert = [&]<size_t J>(std::integral_constant<size_t, J>) -> decltype(auto) {
+  [[maybe_unused]] auto convert = [&]<size_t J>(std::integral_constant<size_t, J>) -> decltype(auto) {
     try {
       return convert_arg<std::tuple_element_t<J, Params>>(args[J]);
     } catch (const TypeError& e) {

@@ -11,7 +11,7 @@
 // A Plan refers to the Graph's tasks: the Graph must outlive it, unchanged.
 //
 // @code
-//   tessera::Plan plan(g, {"w", "z"});
+//   tessera::Plan plan(g, "w");
 //   for (int i = 0; i < 3; ++i) tessera::get(plan).as<int>();   // no re-culling, no re-ordering
 // @endcode
 //

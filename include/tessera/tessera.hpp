@@ -1,0 +1,54 @@
+// tessera/tessera.hpp — everything in one include.
+//
+// tessera runs dask-style task graphs on one machine: the graph model
+// (tessera/graph), graph algorithms (tessera/optimize), the schedulers
+// (tessera/scheduler), their diagnostics (tessera/diagnostics), chunked arrays over
+// Eigen tensors and memory-mapped files (tessera/array), and an SPMD broadcast
+// view (tessera/spmd). Include the module headers instead to compile less.
+//
+// @code
+//   #include <tessera/tessera.hpp>
+//   tessera::Graph g;
+//   g.put("x", 1);
+//   g.task("y", [](int x) { return x + 1; }, tessera::ref("x"));
+//   int y = tessera::get(g, "y").as<int>();   // 2
+// @endcode
+#pragma once
+
+#include "tessera/graph/compiled.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/graph.hpp"
+#include "tessera/graph/graph_file.hpp"
+#include "tessera/graph/key.hpp"
+#include "tessera/graph/task.hpp"
+#include "tessera/graph/value.hpp"
+
+#include "tessera/optimize/fuse.hpp"
+#include "tessera/optimize/graph_ops.hpp"
+#include "tessera/optimize/order.hpp"
+
+#include "tessera/scheduler/callbacks.hpp"
+#include "tessera/scheduler/get.hpp"
+#include "tessera/scheduler/keys.hpp"
+#include "tessera/scheduler/options.hpp"
+
+#include "tessera/diagnostics/profiler.hpp"
+#include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/resource_profiler.hpp"
+
+#include "tessera/array/array.hpp"
+#include "tessera/array/chunks.hpp"
+#include "tessera/array/creation.hpp"
+#include "tessera/array/dtype.hpp"
+#include "tessera/array/elementwise.hpp"
+#include "tessera/array/map_blocks.hpp"
+#include "tessera/array/mapped_file.hpp"
+#include "tessera/array/ndarray.hpp"
+#include "tessera/array/npy.hpp"
+#include "tessera/array/reductions.hpp"
+#include "tessera/array/slicing.hpp"
+#include "tessera/array/store.hpp"
+#include "tessera/array/tensor.hpp"
+#include "tessera/array/zarr.hpp"
+
+#include "tessera/spmd/spmd.hpp"
