@@ -61,5 +61,6 @@ class Args {
 };
 
 const CommandGroup& graph_group();
+const CommandGroup& rechunk_group();
 
 }  // namespace tessera::tool

@@ -15,6 +15,7 @@ using tessera::tool::CommandGroup;
 // One line per group.
 constexpr std::array kGroups = {
     &tessera::tool::graph_group,
+    &tessera::tool::rechunk_group,
 };
 
 void print_help(std::FILE* out) {

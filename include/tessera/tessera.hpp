@@ -45,6 +45,8 @@
 #include "tessera/array/mapped_file.hpp"
 #include "tessera/array/ndarray.hpp"
 #include "tessera/array/npy.hpp"
+#include "tessera/array/rechunk.hpp"
+#include "tessera/array/rechunk_plan.hpp"
 #include "tessera/array/reductions.hpp"
 #include "tessera/array/slicing.hpp"
 #include "tessera/array/store.hpp"

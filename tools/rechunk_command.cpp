@@ -1,0 +1,154 @@
+// tools/rechunk_command.cpp — `tessera rechunk SRC DST --chunks ...`: an
+// out-of-core rechunk from a .npy file or zarr store into a zarr store.
+//
+// The source is read lazily (each block's task maps its part of the file), the
+// rechunk is tessera::array::rechunk, and the result is written with `store`,
+// which writes under a temporary name and renames at the end, so DST is either
+// absent or complete. Memory: each worker holds about one input block and one
+// output block at a time, so blocks are planned under --max-mem / (2 x workers
+// + 2); the shuffle's scratch (next to DST unless --scratch) is a mapped file
+// whose pages are handed back to the page cache as soon as they are written.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "command.hpp"
+#include "tessera/array/creation.hpp"
+#include "tessera/array/npy.hpp"
+#include "tessera/array/rechunk.hpp"
+#include "tessera/array/store.hpp"
+#include "tessera/diagnostics/progress.hpp"
+#include "tessera/graph/error.hpp"
+
+namespace tessera::tool {
+
+namespace {
+
+namespace ta = tessera::array;
+namespace fs = std::filesystem;
+
+constexpr std::string_view kUsage =
+    "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
+    "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
+    "\n"
+    "Rechunks the .npy file or zarr store SRC into the zarr store DST.\n"
+    "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
+    "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit\n"
+    "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
+    "  --workers    threads (default: the hardware's)\n"
+    "  --scratch    directory of the shuffle's scratch file (default: DST's directory)\n"
+    "  --overwrite  replace an existing DST (otherwise refused)\n";
+
+ta::RechunkSpec parse_chunks(const std::string& text) {
+  std::vector<ta::RechunkAxis> axes;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item == "keep") {
+      axes.emplace_back(ta::keep);
+    } else if (item == "auto") {
+      axes.emplace_back("auto");
+    } else {
+      size_t used = 0;
+      long long n = 0;
+      try {
+        n = std::stoll(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != item.size()) {
+        throw UsageError("--chunks: expected a block size, -1, auto or keep per axis, found '" + item + "'");
+      }
+      axes.emplace_back(static_cast<int64_t>(n));
+    }
+  }
+  if (axes.empty()) throw UsageError("--chunks: expected one entry per axis, found none");
+  return ta::RechunkSpec(std::move(axes));
+}
+
+ta::RechunkMethod parse_method(const std::string& text) {
+  if (text == "auto") return ta::RechunkMethod::automatic;
+  if (text == "tasks") return ta::RechunkMethod::tasks;
+  if (text == "shuffle") return ta::RechunkMethod::shuffle;
+  throw UsageError("--method: expected auto, tasks or shuffle, found '" + text + "'");
+}
+
+ta::Array open_source(const std::string& src, int64_t block_limit) {
+  try {
+    if (src.size() > 4 && src.substr(src.size() - 4) == ".npy") {
+      // Blocks of whole rows (slices along the slowest axis) under the block
+      // limit: each one contiguous run of the file.
+      const ta::npy::Header h = ta::npy::read_header(src);
+      std::vector<ta::AxisChunks> axes(h.shape.size(), ta::AxisChunks(-1));
+      if (!h.shape.empty()) {
+        int64_t row = static_cast<int64_t>(h.dtype.itemsize());
+        const size_t slow = h.fortran_order ? h.shape.size() - 1 : 0;
+        for (size_t k = 0; k < h.shape.size(); ++k) row *= k == slow ? 1 : std::max<int64_t>(h.shape[k], 1);
+        axes[slow] = ta::AxisChunks(std::max<int64_t>(block_limit / row, 1));
+      }
+      return ta::from_npy(src, ta::ChunkSpec(std::move(axes)));
+    }
+    return ta::from_zarr(src);
+  } catch (const StorageError& e) {
+    throw InputError(src, e.what());
+  }
+}
+
+int run(std::vector<std::string> argv) {
+  Args args(std::move(argv));
+  const bool overwrite = args.flag("--overwrite");
+  const bool progress = !args.flag("--no-progress");
+  const std::optional<std::string> chunks = args.option("--chunks");
+  const std::string max_mem_text = args.option("--max-mem").value_or("1GiB");
+  const std::string method_text = args.option("--method").value_or("auto");
+  const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
+  const long workers = args.int_option("--workers", hardware, 1, 4096);
+  const std::optional<std::string> scratch = args.option("--scratch");
+  const std::string src = args.positional("SRC");
+  const std::string dst = args.positional("DST");
+  args.done();
+  if (!chunks) throw UsageError("--chunks is required");
+  const ta::RechunkSpec spec = parse_chunks(*chunks);
+  const ta::RechunkMethod method = parse_method(method_text);
+  int64_t max_mem = 0;
+  try {
+    max_mem = ta::parse_bytes(max_mem_text);
+  } catch (const ChunkError& e) {
+    throw UsageError(std::string("--max-mem: ") + e.what());
+  }
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
+    throw InputError(dst, "exists; pass --overwrite to replace it");
+  }
+
+  const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
+  const ta::Array x = open_source(src, block_limit);
+  const fs::path dst_dir = fs::absolute(dst).parent_path();
+  const ta::RechunkOptions options{.method = method,
+                                   .block_size_limit = block_limit,
+                                   .scratch_dir = scratch.value_or(dst_dir.string())};
+  const ta::Array y = ta::rechunk(x, spec, options);
+
+  diagnostics::ProgressBar bar;
+  ta::StoreOptions store_options{.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}};
+  if (progress) store_options.compute.callbacks.push_back(bar.callbacks());
+  ta::store(y, dst, store_options);
+  std::fprintf(stderr, "tessera rechunk: %s (blocks %s) -> %s (blocks %s)\n", src.c_str(),
+               ta::shape_str(x.chunks().max_block_shape()).c_str(), dst.c_str(),
+               ta::shape_str(y.chunks().max_block_shape()).c_str());
+  return 0;
+}
+
+}  // namespace
+
+const CommandGroup& rechunk_group() {
+  static const CommandGroup group{"rechunk", "rechunk a .npy or zarr array into a zarr store, out of core", kUsage,
+                                  &run};
+  return group;
+}
+
+}  // namespace tessera::tool
