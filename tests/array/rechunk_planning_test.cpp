@@ -100,11 +100,11 @@ TEST_CASE("auto picks tasks for small graphs and shuffle for all-to-all ones, as
 
 TEST_CASE("divide_to_width and merge_to_number") {
   using V = std::vector<int64_t>;
-  CHECK(detail::divide_to_width(V{10, 3}, 4) == V{3, 3, 4, 3});
-  CHECK(detail::divide_to_width(V{7}, 100) == V{7});
-  CHECK(detail::merge_to_number(V{1, 2, 3, 4}, 10) == V{1, 2, 3, 4});
-  CHECK(detail::merge_to_number(V{1, 2, 3, 4}, 2) == V{6, 4});
-  CHECK(detail::merge_to_number(V{5, 5, 5, 5, 5}, 2) == V{15, 10});
+  CHECK(array::detail::divide_to_width(V{10, 3}, 4) == V{3, 3, 4, 3});
+  CHECK(array::detail::divide_to_width(V{7}, 100) == V{7});
+  CHECK(array::detail::merge_to_number(V{1, 2, 3, 4}, 10) == V{1, 2, 3, 4});
+  CHECK(array::detail::merge_to_number(V{1, 2, 3, 4}, 2) == V{6, 4});
+  CHECK(array::detail::merge_to_number(V{5, 5, 5, 5, 5}, 2) == V{15, 10});
 }
 
 TEST_CASE("property: every step fits the limit, adds up to the shape, and ends at the target") {
@@ -164,7 +164,7 @@ TEST_CASE("peer: plans, maps and helpers equal dask's on random cases") {
     CHECK(maps == answer["maps"][i]);
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
-    CHECK(nlohmann::json(detail::divide_to_width(sizes[i].first, sizes[i].second)) == answer["divide"][i]);
-    CHECK(nlohmann::json(detail::merge_to_number(sizes[i].first, sizes[i].second)) == answer["merge"][i]);
+    CHECK(nlohmann::json(array::detail::divide_to_width(sizes[i].first, sizes[i].second)) == answer["divide"][i]);
+    CHECK(nlohmann::json(array::detail::merge_to_number(sizes[i].first, sizes[i].second)) == answer["merge"][i]);
   }
 }
