@@ -62,7 +62,8 @@ class Orderer {
   detail::OrderGraph og_;
   uint32_t n_;
   std::vector<uint64_t> total_deps_;
-  std::vector<IdSet> roots_connected_, leafs_connected_;
+  std::vector<uint32_t> roots_connected_, leafs_connected_;  // how many
+  std::vector<IdSet> leafs_of_root_;  // the leaves each root reaches
   std::vector<uint32_t> max_dependents_;
   std::vector<uint32_t> num_needed_;
   std::vector<uint8_t> is_root_, is_leaf_, runnable_hull_;
@@ -81,9 +82,11 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
     : g_(g), og_(detail::make_order_graph(g, c)), n_(og_.n) {
   total_deps_ = detail::total_dependencies(og_);
   auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents);
-  roots_connected_ = std::move(roots.sets);
+  roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
-  leafs_connected_ = detail::connecting_to_roots(og_, og_.dents, og_.deps).sets;
+  auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps);
+  leafs_connected_ = std::move(leafs.counts);
+  leafs_of_root_ = std::move(leafs.sets);
   num_needed_.resize(n_);
   is_root_.assign(n_, 0);
   is_leaf_.assign(n_, 0);
@@ -97,7 +100,7 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
     is_leaf_[i] = og_.dents[i].empty();
     if (is_leaf_[i]) leaf_nodes_sorted_.push_back(i);
     if (is_leaf_[i] && !is_root_[i]) {
-      leaf_degree_[i] = static_cast<uint32_t>(roots_connected_[i]->size());
+      leaf_degree_[i] = roots_connected_[i];
       leafs_per_degree_[leaf_degree_[i]].insert(i);
     }
   }
@@ -111,7 +114,7 @@ bool Orderer::less(uint32_t a, uint32_t b) const {
   if (total_deps_[a] != total_deps_[b]) return total_deps_[a] < total_deps_[b];
   const size_t da = og_.deps[a].size(), db = og_.deps[b].size();
   if (da != db) return da < db;
-  const size_t ra = roots_connected_[a]->size(), rb = roots_connected_[b]->size();
+  const uint32_t ra = roots_connected_[a], rb = roots_connected_[b];
   if (ra != rb) return ra < rb;
   if (max_dependents_[a] != max_dependents_[b]) return max_dependents_[a] > max_dependents_[b];
   if (a == b) return false;
@@ -133,7 +136,7 @@ bool Orderer::use_longest_path() const {
   size_t size = 0;
   for (uint32_t i = 0; i < n_; ++i) {
     if (!is_root_[i]) continue;
-    const size_t s = leafs_connected_[i]->size();
+    const size_t s = leafs_connected_[i];
     if (size == 0) {
       size = s;
     } else if (size != s) {
@@ -145,7 +148,7 @@ bool Orderer::use_longest_path() const {
 
 // A root ran: each leaf it reaches needs one root fewer.
 void Orderer::lower_leaf_degrees(uint32_t root) {
-  for (uint32_t leaf : *leafs_connected_[root]) {
+  for (uint32_t leaf : *leafs_of_root_[root]) {
     if (!is_leaf_[leaf] || leaf_degree_[leaf] == 0) continue;
     const uint32_t degree = leaf_degree_[leaf];
     auto it = leafs_per_degree_.find(degree);

@@ -1,6 +1,7 @@
 // Preparation for order(): which nodes order() sees, and the statistics of its
 // sort key. See order_detail.hpp.
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include <absl/container/flat_hash_map.h>
@@ -62,9 +63,23 @@ IdSet merge_sets(absl::Span<const IdSet> parts,
   }
   if (all_in_first) return first;
   std::vector<uint32_t> merged;
-  for (const IdSet& p : parts) merged.insert(merged.end(), p->begin(), p->end());
-  std::sort(merged.begin(), merged.end());
-  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  if (parts.size() <= 4) {
+    // The parts are sorted: merging them pairwise is linear in their sizes
+    // (a sort of the concatenation cost a log factor more, and dominated the
+    // preparation of wide stencils, whose sets grow a row at a time).
+    std::vector<uint32_t> tmp;
+    merged.assign(first->begin(), first->end());
+    for (size_t i = 1; i < parts.size(); ++i) {
+      tmp.clear();
+      tmp.reserve(merged.size() + parts[i]->size());
+      std::set_union(merged.begin(), merged.end(), parts[i]->begin(), parts[i]->end(), std::back_inserter(tmp));
+      merged.swap(tmp);
+    }
+  } else {
+    for (const IdSet& p : parts) merged.insert(merged.end(), p->begin(), p->end());
+    std::sort(merged.begin(), merged.end());
+    merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  }
   auto [it, inserted] = dedup.try_emplace(merged, nullptr);
   if (inserted) it->second = std::make_shared<const std::vector<uint32_t>>(std::move(merged));
   return it->second;
@@ -72,10 +87,80 @@ IdSet merge_sets(absl::Span<const IdSet> parts,
 
 }  // namespace
 
+namespace {
+
+// Few roots: each node's set as a bitset over the roots, so a union is a few
+// word ORs and a size a popcount. A wide stencil's sets grow by a row at a
+// time, and merging them as sorted vectors dominated order() there.
+bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents, Connected& out) {
+  std::vector<uint32_t> roots, bit_of(og.n, 0);
+  for (uint32_t i = 0; i < og.n; ++i) {
+    if (og.removed[i] || !deps[i].empty()) continue;
+    bit_of[i] = static_cast<uint32_t>(roots.size());
+    roots.push_back(i);
+  }
+  const size_t words = (roots.size() + 63) / 64;
+  if (words * og.n > (size_t{1} << 21)) return false;  // 16 MiB of bits at most
+  std::vector<uint64_t> bits(words * og.n, 0);
+  auto row = [&](uint32_t i) { return bits.data() + words * i; };
+  std::vector<uint32_t> num_needed(og.n), stack;
+  for (uint32_t i = 0; i < og.n; ++i) num_needed[i] = static_cast<uint32_t>(deps[i].size());
+  for (uint32_t r : roots) {
+    row(r)[bit_of[r] / 64] |= uint64_t{1} << (bit_of[r] % 64);
+    out.max_dependents[r] = static_cast<uint32_t>(dents[r].size());
+    for (uint32_t child : dents[r]) {
+      if (--num_needed[child] == 0) stack.push_back(child);
+    }
+  }
+  while (!stack.empty()) {
+    const uint32_t key = stack.back();
+    stack.pop_back();
+    for (uint32_t parent : dents[key]) {
+      if (--num_needed[parent] == 0) stack.push_back(parent);
+    }
+    uint64_t* mine = row(key);
+    uint32_t max_dep = 0;
+    for (uint32_t child : deps[key]) {
+      const uint64_t* theirs = row(child);
+      for (size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
+      max_dep = std::max(max_dep, out.max_dependents[child]);
+    }
+    out.max_dependents[key] = max_dep;
+    uint32_t count = 0;
+    for (size_t w = 0; w < words; ++w) count += static_cast<uint32_t>(__builtin_popcountll(mine[w]));
+    out.counts[key] = count;
+  }
+  // Sets are spelled out only at the sinks, sharing equal ones.
+  absl::flat_hash_map<std::vector<uint64_t>, IdSet, absl::Hash<std::vector<uint64_t>>> dedup;
+  auto empty = std::make_shared<const std::vector<uint32_t>>();
+  for (uint32_t i = 0; i < og.n; ++i) {
+    if (og.removed[i] || !dents[i].empty() || deps[i].empty()) continue;
+    std::vector<uint64_t> key(row(i), row(i) + words);
+    auto [it, inserted] = dedup.try_emplace(std::move(key), nullptr);
+    if (inserted) {
+      std::vector<uint32_t> ids;
+      ids.reserve(out.counts[i]);
+      for (size_t w = 0; w < words; ++w) {
+        for (uint64_t b = row(i)[w]; b != 0; b &= b - 1) ids.push_back(roots[w * 64 + __builtin_ctzll(b)]);
+      }
+      it->second = std::make_shared<const std::vector<uint32_t>>(std::move(ids));
+    }
+    out.sets[i] = it->second;
+  }
+  for (uint32_t i = 0; i < og.n; ++i) {
+    if (!out.sets[i]) out.sets[i] = empty;
+  }
+  return true;
+}
+
+}  // namespace
+
 Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents) {
   Connected out;
   out.sets.resize(og.n);
+  out.counts.assign(og.n, 0);
   out.max_dependents.assign(og.n, 0);
+  if (connecting_by_bits(og, deps, dents, out)) return out;
   std::vector<uint32_t> num_needed(og.n), stack, roots;
   for (uint32_t i = 0; i < og.n; ++i) num_needed[i] = static_cast<uint32_t>(deps[i].size());
   for (uint32_t i = 0; i < og.n; ++i) {
@@ -111,6 +196,7 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
   for (uint32_t r : roots) out.sets[r] = empty;
   for (uint32_t i = 0; i < og.n; ++i) {
     if (!out.sets[i]) out.sets[i] = empty;  // removed literals
+    out.counts[i] = static_cast<uint32_t>(out.sets[i]->size());
   }
   return out;
 }
