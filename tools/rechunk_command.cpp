@@ -1,13 +1,16 @@
 // tools/rechunk_command.cpp — `tessera rechunk SRC DST --chunks ...`: an
 // out-of-core rechunk from a .npy file or zarr store into a zarr store.
 //
-// The source is read lazily (each block's task maps its part of the file), the
-// rechunk is tessera::array::rechunk, and the result is written with `store`,
-// which writes under a temporary name and renames at the end, so DST is either
-// absent or complete. Memory: each worker holds about one input block and one
-// output block at a time, so blocks are planned under --max-mem / (2 x workers
-// + 2); the shuffle's scratch (next to DST unless --scratch) is a mapped file
-// whose pages are handed back to the page cache as soon as they are written.
+// The source is read lazily (each block's task maps its part of the file) and
+// tessera::array::rechunk_store does the rest: with --method auto, when the
+// shards land in DST's chunk files in long runs, each source block's task
+// writes them straight there; otherwise it rechunks (tasks or shuffle) and
+// stores. DST is written under a temporary name and renamed at the end, so it
+// is either absent or complete. Memory: each worker holds about one input
+// block and one output block at a time, so blocks are planned under
+// --max-mem / (2 x workers + 2); the shuffle's scratch (next to DST unless
+// --scratch) is a mapped file whose pages are handed back to the page cache as
+// soon as they are written.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -131,15 +134,15 @@ int run(std::vector<std::string> argv) {
   const ta::RechunkOptions options{.method = method,
                                    .block_size_limit = block_limit,
                                    .scratch_dir = scratch.value_or(dst_dir.string())};
-  const ta::Array y = ta::rechunk(x, spec, options);
-
   diagnostics::ProgressBar bar;
-  ta::StoreOptions store_options{.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}};
-  if (progress) store_options.compute.callbacks.push_back(bar.callbacks());
-  ta::store(y, dst, store_options);
-  std::fprintf(stderr, "tessera rechunk: %s (blocks %s) -> %s (blocks %s)\n", src.c_str(),
+  ta::RechunkStoreOptions store_options{
+      .rechunk = options, .store = {.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}}};
+  if (progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
+  const ta::RechunkStoreResult done = ta::rechunk_store(x, spec, dst, store_options);
+  std::fprintf(stderr, "tessera rechunk: %s (blocks %s) -> %s (blocks %s, %s)\n", src.c_str(),
                ta::shape_str(x.chunks().max_block_shape()).c_str(), dst.c_str(),
-               ta::shape_str(y.chunks().max_block_shape()).c_str());
+               ta::shape_str(done.chunks.max_block_shape()).c_str(),
+               done.direct ? "shards written straight into its chunk files" : "rechunked, then stored");
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <absl/functional/function_ref.h>
 #include <absl/types/span.h>
 
 #include "tessera/array/array.hpp"
@@ -57,5 +58,14 @@ Scalar element_scalar(const NDArray& a);
 //! ChunkError unless `block` has `shape` and `dtype`; names `key` and `function`.
 void check_block(const NDArray& block, const Shape& shape, DType dtype, const Key& key,
                  const std::string& function);
+
+//! The zarr chunk shape of `chunks`: each axis's first block. ChunkError unless
+//! the chunks are regular (equal blocks along each axis but a smaller last one).
+Shape regular_chunk_shape(const Chunks& chunks);
+
+//! Runs `write(tmp)` to make a new target at a temporary path `tmp` next to
+//! `path`, then renames it to `path`. StorageError when `path` exists and not
+//! `overwrite`; on any error `tmp` is removed and `path` left as it was.
+void write_target(const std::string& path, bool overwrite, absl::FunctionRef<void(const std::string& tmp)> write);
 
 }  // namespace tessera::array

@@ -55,6 +55,28 @@ Buffer allocate_block_memory(size_t bytes);
 //! A fresh C-order block built from `sources` by `plan`.
 NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan);
 
+//! For each axis and each old block along it, the new blocks it feeds
+//! (`new_from_old_axis` of every axis): what drives methods that go through
+//! the old blocks one by one.
+using Feeds = std::vector<std::vector<std::vector<int64_t>>>;
+Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks);
+
+//! The part of one old block that goes to one new block: the box
+//! `[source_start, source_start + shape)` of the old block lands at
+//! `target_start` in new block `new_block`.
+struct Shard {
+  Intersection::Index new_block;
+  Intersection::Index source_start;
+  Intersection::Index target_start;
+  Intersection::Index shape;
+};
+
+//! Calls `f` for every shard of old block `in` whose new block lies in
+//! `[new_begin, new_end)` on every axis, in C order of the new blocks.
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
+                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+                    absl::FunctionRef<void(const Shard&)> f);
+
 //! The array a rechunk step reads: block (i, j, ...) is the key (name, i, j, ...).
 struct StepInput {
   std::string name;

@@ -46,7 +46,7 @@ struct ShuffleContext {
   Chunks new_chunks;
   DType dtype;
   std::vector<AxisMap> maps;
-  std::vector<std::vector<std::vector<int64_t>>> feeds;  // per axis, per old block: new blocks
+  Feeds feeds;
   std::vector<std::vector<AxisPartial>> partials;
   bool disk = true;
   std::string scratch_dir;
@@ -215,38 +215,18 @@ size_t extent_bytes(const NDArray& a) {
 int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block, absl::Span<const int64_t> p,
                  absl::Span<const int64_t> in) {
   const size_t ndim = p.size();
-  struct Shard {
-    int64_t new_block;
-    const Piece* piece;
-  };
-  std::vector<std::vector<Shard>> axis_shards(ndim);  // per axis: what `in` gives the partial's new blocks
-  std::vector<int64_t> extent(ndim);
+  std::vector<int64_t> begin(ndim), end(ndim);
   for (size_t a = 0; a < ndim; ++a) {
     const AxisPartial ap = c.partial(a, p[a]);
-    for (int64_t j : c.feeds[a][static_cast<size_t>(in[a])]) {
-      if (j < ap.new_begin || j >= ap.new_end) continue;
-      for (const Piece& piece : c.maps[a][static_cast<size_t>(j)]) {
-        if (piece.block == in[a]) axis_shards[a].push_back({j, &piece});
-      }
-    }
-    extent[a] = static_cast<int64_t>(axis_shards[a].size());
+    begin[a] = ap.new_begin;
+    end[a] = ap.new_end;
   }
   int64_t written = 0;
-  std::vector<int64_t> out(ndim), src_start(ndim), dst_start(ndim), shape(ndim);
-  for_each_block(extent, [&](absl::Span<const int64_t> k) {
-    int64_t n = static_cast<int64_t>(c.dtype.itemsize());
-    for (size_t a = 0; a < ndim; ++a) {
-      const Shard& shard = axis_shards[a][static_cast<size_t>(k[a])];
-      out[a] = shard.new_block;
-      src_start[a] = shard.piece->start;
-      dst_start[a] = shard.piece->output_start;
-      shape[a] = shard.piece->size();
-      n *= shape[a];
-    }
-    const NDArray shard = box_view(region_view(c, s, p, out), dst_start, shape);
-    shard.assign(box_view(block, src_start, shape));
-    if (s.region->on_disk) release_pages(shard.data(), extent_bytes(shard));
-    written += n;
+  for_each_shard(c.maps, c.feeds, in, begin, end, [&](const Shard& shard) {
+    const NDArray target = box_view(region_view(c, s, p, shard.new_block), shard.target_start, shard.shape);
+    target.assign(box_view(block, shard.source_start, shard.shape));
+    if (s.region->on_disk) release_pages(target.data(), extent_bytes(target));
+    written += static_cast<int64_t>(target.nbytes());
   });
   return written;
 }
@@ -259,9 +239,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
   ctx->new_chunks = chunks;
   ctx->dtype = x.dtype;
   ctx->maps = old_to_new(x.chunks.sizes(), chunks.sizes());
-  for (size_t a = 0; a < ctx->maps.size(); ++a) {
-    ctx->feeds.push_back(new_from_old_axis(ctx->maps[a], x.chunks[a].size()));
-  }
+  ctx->feeds = feeds_of(ctx->maps, x.chunks);
   ctx->partials = partials(ctx->maps);
   ctx->disk = options.disk;
   ctx->scratch_dir = options.scratch_dir.empty() ? default_scratch_dir() : options.scratch_dir;

@@ -51,6 +51,50 @@ NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::
   return v.is_c_contiguous() ? v : v.copy();
 }
 
+Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks) {
+  Feeds feeds;
+  feeds.reserve(maps.size());
+  for (size_t a = 0; a < maps.size(); ++a) feeds.push_back(new_from_old_axis(maps[a], old_chunks[a].size()));
+  return feeds;
+}
+
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
+                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+                    absl::FunctionRef<void(const Shard&)> f) {
+  const size_t ndim = in.size();
+  struct AxisShard {
+    int64_t new_block;
+    const Piece* piece;
+  };
+  // Per axis, what `in` gives the new blocks in range; the shards are their product.
+  std::vector<std::vector<AxisShard>> axis_shards(ndim);
+  std::vector<int64_t> extent(ndim);
+  for (size_t a = 0; a < ndim; ++a) {
+    for (int64_t j : feeds[a][static_cast<size_t>(in[a])]) {
+      if (j < new_begin[a] || j >= new_end[a]) continue;
+      for (const Piece& piece : maps[a][static_cast<size_t>(j)]) {
+        if (piece.block == in[a]) axis_shards[a].push_back({j, &piece});
+      }
+    }
+    extent[a] = static_cast<int64_t>(axis_shards[a].size());
+  }
+  Shard shard;
+  shard.new_block.resize(ndim);
+  shard.source_start.resize(ndim);
+  shard.target_start.resize(ndim);
+  shard.shape.resize(ndim);
+  for_each_block(extent, [&](absl::Span<const int64_t> k) {
+    for (size_t a = 0; a < ndim; ++a) {
+      const AxisShard& s = axis_shards[a][static_cast<size_t>(k[a])];
+      shard.new_block[a] = s.new_block;
+      shard.source_start[a] = s.piece->start;
+      shard.target_start[a] = s.piece->output_start;
+      shard.shape[a] = s.piece->size();
+    }
+    f(shard);
+  });
+}
+
 void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan, const NDArray& out) {
   for (const PieceCopy& p : plan.pieces) {
     const NDArray& src = sources.at(p.source);

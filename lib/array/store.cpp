@@ -1,8 +1,8 @@
 #include "tessera/array/store.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
+#include <stdio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <string>
@@ -22,17 +22,6 @@ namespace tessera::array {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Writes the dirty pages of a mapped view back to its file.
-void sync_view(const NDArray& view, const std::string& path) {
-  if (view.buffer().size() == 0) return;
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(view.buffer().data());
-  const uintptr_t aligned = begin & ~(page - 1);
-  if (::msync(reinterpret_cast<void*>(aligned), view.buffer().size() + (begin - aligned), MS_SYNC) != 0) {
-    throw StorageError(path, "could not write the mapped data back (msync)", errno);
-  }
-}
 
 // The store's tasks: block (i, j, ...) of `x` written into `target(i, j, ...)`.
 // Each returns the bytes it wrote, so nothing big is held between tasks.
@@ -68,33 +57,13 @@ void store_npy(const Array& x, const std::string& tmp, const std::string& name, 
   };
   std::vector<Key> keys = add_store_tasks(g, x, name, write);
   run_store_graph(std::move(g), keys, options.compute);
-  sync_view(target, tmp);
-}
-
-// zarr's chunks are the array's, which must be regular: every block along an
-// axis as large as the first, but the last.
-Shape regular_chunk_shape(const Array& x) {
-  Shape chunk;
-  for (size_t k = 0; k < x.ndim(); ++k) {
-    const auto& sizes = x.chunks()[k];
-    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
-      if (sizes[i] != sizes[0] || sizes.back() > sizes[0]) {
-        throw ChunkError(absl::StrCat("store to zarr needs regular chunks (equal blocks but a smaller last one), "
-                                      "found ", x.chunks().str(), " along axis ", k, "; rechunk first"));
-      }
-    }
-    chunk.push_back(std::max<int64_t>(sizes[0], 1));
-  }
-  return chunk;
 }
 
 void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
-  auto target = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x)));
+  auto target = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x.chunks())));
   Graph g = x.graph();
   auto write = [target](const std::vector<int64_t>& block, const NDArray& b) {
-    NDArray chunk = target->map_chunk(block);
-    chunk.assign(b);
-    sync_view(chunk, target->chunk_path(block));
+    target->map_chunk(block).assign(b);  // dirty pages of a shared mapping: the page cache has them
   };
   std::vector<Key> keys = add_store_tasks(g, x, name, write);
   run_store_graph(std::move(g), keys, options.compute);
@@ -102,23 +71,31 @@ void store_zarr(const Array& x, const std::string& tmp, const std::string& name,
 
 }  // namespace
 
-void store(const Array& x, const std::string& path, const StoreOptions& options) {
+Shape regular_chunk_shape(const Chunks& chunks) {
+  Shape chunk;
+  for (size_t k = 0; k < chunks.ndim(); ++k) {
+    const auto& sizes = chunks[k];
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+      if (sizes[i] != sizes[0] || sizes.back() > sizes[0]) {
+        throw ChunkError(absl::StrCat("store to zarr needs regular chunks (equal blocks but a smaller last one), "
+                                      "found ", chunks.str(), " along axis ", k, "; rechunk first"));
+      }
+    }
+    chunk.push_back(std::max<int64_t>(sizes[0], 1));
+  }
+  return chunk;
+}
+
+void write_target(const std::string& path, bool overwrite, absl::FunctionRef<void(const std::string& tmp)> write) {
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(path, ec));
-  if (exists && !options.overwrite) {
+  if (exists && !overwrite) {
     throw StorageError(path, "the target exists; pass overwrite to replace it");
   }
   // Next to the target, so the final rename stays within one file system.
-  const std::string tok = unique_token();
-  const std::string tmp = absl::StrCat(path, ".tmp-", tok);
-  const std::string name = absl::StrCat("store-", tok);
-  const bool npy = absl::EndsWith(path, ".npy");
+  const std::string tmp = absl::StrCat(path, ".tmp-", unique_token());
   try {
-    if (npy) {
-      store_npy(x, tmp, name, options);
-    } else {
-      store_zarr(x, tmp, name, options);
-    }
+    write(tmp);
     if (exists && fs::is_directory(path)) fs::remove_all(path);
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
       throw StorageError(path, absl::StrCat("could not rename ", tmp, " to the target"), errno);
@@ -127,6 +104,17 @@ void store(const Array& x, const std::string& path, const StoreOptions& options)
     fs::remove_all(tmp, ec);  // nothing left behind; the original error matters more
     throw;
   }
+}
+
+void store(const Array& x, const std::string& path, const StoreOptions& options) {
+  const std::string name = absl::StrCat("store-", unique_token());
+  write_target(path, options.overwrite, [&](const std::string& tmp) {
+    if (absl::EndsWith(path, ".npy")) {
+      store_npy(x, tmp, name, options);
+    } else {
+      store_zarr(x, tmp, name, options);
+    }
+  });
 }
 
 }  // namespace tessera::array

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -49,6 +50,7 @@
 #include "tessera/array/array.hpp"
 #include "tessera/array/chunks.hpp"
 #include "tessera/array/rechunk_plan.hpp"
+#include "tessera/array/store.hpp"
 
 namespace tessera::array {
 
@@ -103,5 +105,39 @@ class RechunkSpec {
 //!   auto y = tessera::array::rechunk(x, {-1, 256}, {.method = tessera::array::RechunkMethod::tasks});
 //! @endcode
 Array rechunk(const Array& x, const RechunkSpec& chunks, const RechunkOptions& options = {});
+
+//! How `rechunk_store` rechunks and writes.
+struct RechunkStoreOptions {
+  RechunkOptions rechunk = {};
+  StoreOptions store = {};
+  //! With the `automatic` method: write straight into the chunk files when the
+  //! shards land there in runs of at least this many bytes on average (each
+  //! run is one system call). 0: always; SIZE_MAX: never.
+  size_t direct_min_run = size_t{64} << 10;
+};
+
+//! What `rechunk_store` did.
+struct RechunkStoreResult {
+  Chunks chunks;        //!< the store's chunks
+  bool direct = false;  //!< shards written straight into the chunk files
+};
+
+//! Rechunks `x` into a new zarr store at `path` whose chunks are `chunks`, as
+//! rechunker's `rechunk(source, target_chunks, max_mem, target_store)` does.
+//! With `automatic` (the default method), when the shards of the old blocks
+//! land in the chunk files in long runs (`direct_min_run`), each old block's
+//! task writes its shards straight into the chunk files: no new block is ever
+//! held in memory and no scratch is written. Otherwise, and with an explicit
+//! method, it is `store(rechunk(x, chunks, options.rechunk), path, options.store)`.
+//! Either way the store appears at `path` only when complete (see store.hpp).
+//! Throws ChunkError for a bad target or irregular chunks (zarr needs regular
+//! ones), StorageError and TaskError as `store` does.
+//! @code
+//!   namespace ta = tessera::array;
+//!   ta::rechunk_store(ta::from_zarr("rows.zarr"), {-1, 256}, "cols.zarr",
+//!                     {.store = {.compute = {.num_workers = 2}}});
+//! @endcode
+RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
+                                 const RechunkStoreOptions& options = {});
 
 }  // namespace tessera::array

@@ -3,9 +3,10 @@
 // `store` creates the target under a temporary name next to it, writes each
 // block straight into the target's mapped memory from the block's own task (the
 // block is never gathered in memory with others), and renames the target into
-// place when every block was written and flushed. When a task fails, nothing is
-// left behind: the temporary file or directory is removed and the error is
-// rethrown; an existing target is untouched.
+// place when every block was written. The data is then in the page cache, on
+// its way to the disk as any written file's is (no fsync, as `cp` does none).
+// When a task fails, nothing is left behind: the temporary file or directory
+// is removed and the error is rethrown; an existing target is untouched.
 //
 // A .npy target (a path ending in `.npy`) is one C-order file, its space
 // reserved before writing. Any other path is a zarr v2 directory store whose
