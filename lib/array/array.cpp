@@ -130,12 +130,17 @@ Graph Array::graph() const {
 }
 
 NDArray Array::compute(const ComputeOptions& options) const {
-  std::vector<Key> ks = keys();
-  Result r = tessera::get(graph(), Keys(ks), options);
-  std::vector<Value> values;
-  values.reserve(ks.size());
-  for (const Result& item : r.items()) values.push_back(item.value());
-  return assemble(chunks(), dtype(), values);
+  if (chunks().total_blocks() == 1) {
+    // The block itself, unless it is a view that is not C-contiguous.
+    const Key k = keys().front();
+    const Result r = tessera::get(graph(), Keys(k), options);
+    const NDArray& b = block_value(r.value(), "compute");
+    check_block(b, shape(), dtype(), k, "compute");
+    return b.is_c_contiguous() ? b : b.copy();
+  }
+  NDArray out = NDArray::empty(dtype(), shape());
+  store_into(*this, out, "compute-" + unique_token(), options);
+  return out;
 }
 
 Scalar Array::compute_scalar(const ComputeOptions& options) const {

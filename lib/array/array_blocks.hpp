@@ -48,9 +48,10 @@ void for_each_block(const Chunks& chunks, F&& f) {
 //! The NDArray held by a block's value; TypeError naming `what` otherwise.
 const NDArray& block_value(const Value& v, const std::string& what);
 
-//! One contiguous C-order array of `chunks`' shape made of the blocks (in the C
-//! order of the block grid); a single block is returned as it is.
-NDArray assemble(const Chunks& chunks, DType dtype, const std::vector<Value>& blocks);
+//! Runs `x`'s graph with one more task per block, named (`name`, i, j, ...),
+//! that copies the block into its region of `target` (`x`'s shape and dtype),
+//! so each block is released once copied and the copies run in parallel.
+void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options);
 
 //! The only element of a one-element array.
 Scalar element_scalar(const NDArray& a);

@@ -48,10 +48,6 @@ struct BlockAssembly {
 //! Throws ChunkError when a source is not the block the plan expects.
 void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan, const NDArray& out);
 
-//! `bytes` of fresh writable memory for a block: heap memory for small blocks,
-//! anonymous pages with transparent huge pages requested for large ones.
-Buffer allocate_block_memory(size_t bytes);
-
 //! A fresh C-order block built from `sources` by `plan`.
 NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan);
 

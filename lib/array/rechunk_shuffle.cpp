@@ -120,18 +120,12 @@ std::vector<Buffer> map_scratch_file(const std::string& dir, const std::vector<s
   return blocks;
 }
 
-// Regions of one heap allocation.
+// One allocation per region, so each new block's memory goes with its last
+// view, and freed blocks' memory is reused (Buffer::allocate).
 std::vector<Buffer> allocate_scratch(const std::vector<size_t>& sizes) {
-  size_t total = 0;
-  for (size_t n : sizes) total += round_up(n, 64);
-  auto all = std::make_shared<Buffer>(allocate_block_memory(total));
   std::vector<Buffer> blocks;
-  size_t offset = 0;
-  for (size_t n : sizes) {
-    // Each region shares the ownership of the whole allocation.
-    blocks.emplace_back(std::shared_ptr<std::byte>(all, all->data() + offset), n, true);
-    offset += round_up(n, 64);
-  }
+  blocks.reserve(sizes.size());
+  for (size_t n : sizes) blocks.push_back(Buffer::allocate(n));
   return blocks;
 }
 

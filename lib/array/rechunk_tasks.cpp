@@ -10,8 +10,6 @@
 // A new block made of one part of one old block is that part: a view when the
 // part is C-contiguous, else a copy (downstream kernels take contiguous
 // blocks).
-#include <sys/mman.h>
-
 #include <new>
 #include <string>
 #include <utility>
@@ -106,25 +104,10 @@ void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan,
   }
 }
 
-Buffer allocate_block_memory(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (bytes < kHuge) return Buffer::allocate(bytes);
-  // Large blocks come straight from the kernel, with transparent huge pages
-  // where the system allows them on request (as numpy asks for its large
-  // arrays): a block is written once, and 4 KiB page faults would cost about
-  // as much as the copy itself.
-  const size_t mapped = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  ::madvise(p, mapped, MADV_HUGEPAGE);
-  return Buffer(std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [mapped](std::byte* q) { ::munmap(q, mapped); }),
-                bytes, true);
-}
-
 NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan) {
   size_t bytes = plan.dtype.itemsize();
   for (int64_t e : plan.shape) bytes *= static_cast<size_t>(e);
-  NDArray out(allocate_block_memory(bytes), plan.dtype, plan.shape, NDArray::c_strides(plan.shape, plan.dtype.itemsize()),
+  NDArray out(Buffer::allocate(bytes), plan.dtype, plan.shape, NDArray::c_strides(plan.shape, plan.dtype.itemsize()),
               0);
   copy_pieces(sources, plan, out);
   return out;

@@ -46,17 +46,7 @@ void run_store_graph(Graph g, const std::vector<Key>& keys, const ComputeOptions
 }
 
 void store_npy(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
-  NDArray target = npy::create(tmp, x.dtype(), x.shape());
-  Graph g = x.graph();
-  const Chunks chunks = x.chunks();
-  auto write = [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
-    Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
-    std::vector<Slice> region;
-    for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
-    target.slice(region).assign(b);
-  };
-  std::vector<Key> keys = add_store_tasks(g, x, name, write);
-  run_store_graph(std::move(g), keys, options.compute);
+  store_into(x, npy::create(tmp, x.dtype(), x.shape()), name, options.compute);
 }
 
 void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
@@ -70,6 +60,19 @@ void store_zarr(const Array& x, const std::string& tmp, const std::string& name,
 }
 
 }  // namespace
+
+void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options) {
+  const Chunks chunks = x.chunks();
+  auto write = [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
+    Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
+    std::vector<Slice> region;
+    for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
+    target.slice(region).assign(b);
+  };
+  Graph g = x.graph();
+  std::vector<Key> keys = add_store_tasks(g, x, name, write);
+  run_store_graph(std::move(g), keys, options);
+}
 
 Shape regular_chunk_shape(const Chunks& chunks) {
   Shape chunk;
@@ -104,6 +107,15 @@ void write_target(const std::string& path, bool overwrite, absl::FunctionRef<voi
     fs::remove_all(tmp, ec);  // nothing left behind; the original error matters more
     throw;
   }
+}
+
+void store(const Array& x, const NDArray& target, const ComputeOptions& options) {
+  if (target.shape() != x.shape() || target.dtype() != x.dtype() || !target.writable()) {
+    throw Error(absl::StrCat("store: expected a writable ", x.dtype().name(), " array of shape ", shape_str(x.shape()),
+                             " as the target of '", x.name(), "', found a ", target.writable() ? "" : "read-only ",
+                             target.describe()));
+  }
+  store_into(x, target, absl::StrCat("store-", unique_token()), options);
 }
 
 void store(const Array& x, const std::string& path, const StoreOptions& options) {

@@ -280,3 +280,27 @@ TEST_CASE("a failed store leaves no target and no temporary file") {
   CHECK(entries(dir.path().string()) == 1);
   CHECK(sum(from_npy(dir / "f.npy")).compute<double>() == 12.0);
 }
+
+TEST_CASE("store into an existing array: C, Fortran and strided targets; a target that does not fit is refused") {
+  std::mt19937_64 rng(5);
+  const NDArray data = random_block(DType::float64(), {12, 10}, rng);
+  const Array x = from_ndarray(data, {5, 4});
+  for (Order order : {Order::C, Order::F}) {
+    NDArray out = NDArray::zeros(DType::float64(), {12, 10}, order);
+    store(x, out, {.num_workers = 2});
+    CHECK(array_equal(out, data));
+  }
+  // Every other column of a wider array.
+  NDArray wide = NDArray::zeros(DType::float64(), {12, 20});
+  NDArray view = wide.slice({Slice{0, 12, 1}, Slice{0, 20, 2}});
+  store(x, view);
+  CHECK(array_equal(view, data));
+  CHECK(wide.at<double>({3, 1}) == 0.0);
+
+  NDArray small = NDArray::zeros(DType::float64(), {12, 9});
+  REQUIRE_THROWS_WITH_AS(store(x, small), doctest::Contains("store: expected a writable float64 array of shape (12, 10)"),
+                         tessera::Error);
+  REQUIRE_THROWS_WITH_AS(store(x, NDArray::zeros(DType::float32(), {12, 10})),
+                         doctest::Contains("expected a writable float64 array"), tessera::Error);
+  CHECK(array_equal(x.compute({.num_workers = 2}), data));  // compute() stores into a fresh array
+}

@@ -58,7 +58,9 @@ class Buffer {
   //! Wraps `size` bytes at `data`; `data`'s owner (through shared_ptr aliasing) keeps them alive.
   Buffer(std::shared_ptr<std::byte> data, size_t size, bool writable)
       : data_(std::move(data)), size_(size), writable_(writable) {}
-  //! `size` bytes of fresh 64-byte-aligned heap memory, zeroed when `zero` is true.
+  //! `size` bytes of fresh 64-byte-aligned memory, zeroed when `zero` is true:
+  //! from the heap, oneTBB's scalable allocator from 2 MiB, and anonymous pages
+  //! with transparent huge pages requested above 64 MiB.
   static Buffer allocate(size_t size, bool zero = false);
 
   std::byte* data() const { return data_.get(); }

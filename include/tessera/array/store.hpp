@@ -19,7 +19,8 @@
 //   ta::store(x * 2.0, "out.zarr", {.compute = {.num_workers = 2}});
 // @endcode
 //
-// Thread-safe: may be called from any thread; two stores to one path race.
+// Thread-safe: may be called from any thread; two stores to one path (or one
+// target array) race.
 #pragma once
 
 #include <string>
@@ -40,5 +41,17 @@ struct StoreOptions {
 //! target exists (without `overwrite`) or cannot be created, TaskError when a
 //! task fails.
 void store(const Array& x, const std::string& path, const StoreOptions& options = {});
+
+//! Computes `x` into the existing array `target` (x's shape and dtype, any
+//! strides, writable), as dask's `da.store` into a numpy array: each block's
+//! task copies the block into its region and lets it go. Reusing a target
+//! skips the page faults of fresh memory that `compute()` pays. Throws Error
+//! when `target` does not fit, TaskError when a task fails (the regions of the
+//! blocks written by then hold new values).
+//! @code
+//!   tessera::array::NDArray out = tessera::array::NDArray::empty(x.dtype(), x.shape());
+//!   tessera::array::store(x, out, {.num_workers = 2});
+//! @endcode
+void store(const Array& x, const NDArray& target, const ComputeOptions& options = {});
 
 }  // namespace tessera::array
