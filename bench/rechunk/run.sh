@@ -5,7 +5,8 @@
 #     workers, vs dask.array.rechunk computed by dask's threaded scheduler into
 #     a numpy array, vs memcpy (bench_rechunk prints the table);
 #  2. on disk: a float64 zarr of DISK_GIB GiB from chunks (256, N) to (N, 256):
-#     `tessera rechunk --max-mem 512MiB --workers 2` vs
+#     `tessera rechunk --max-mem 512MiB --workers 2` (shards written straight
+#     into the chunk files: rechunk_store) vs
 #     da.from_zarr(...).rechunk(...).to_zarr(...) at 2 workers vs `cp -r` of the
 #     same bytes: time and peak RSS of each.
 #
@@ -41,13 +42,18 @@ echo "writing a ${rows} x ${cols} float64 zarr in (256, ${cols}) chunks to $data
 "$python" "$peer" make "$data/src.zarr" "$rows" "$cols" 256
 cat "$data"/src.zarr/* >/dev/null  # every contestant starts from the page cache
 out=$data/results.txt
+# Each contestant starts with no dirty pages left by the one before (sync, not
+# timed): otherwise the kernel's writeback of 4 GiB throttles whoever comes next.
 {
+  sync
   "$python" "$peer" measure "cp" cp -r "$data/src.zarr" "$data/cp.zarr"
   rm -rf "$data/cp.zarr"
+  sync
   "$python" "$peer" measure "tessera" "$build/tools/tessera" rechunk "$data/src.zarr" "$data/t.zarr" \
     --chunks -1,256 --max-mem 512MiB --workers 2 --no-progress
   "$python" "$peer" check "$data/src.zarr" "$data/t.zarr" 256
   rm -rf "$data/t.zarr"
+  sync
   "$python" "$peer" measure "dask" "$python" "$peer" dask "$data/src.zarr" "$data/d.zarr" 256 2
   "$python" "$peer" check "$data/src.zarr" "$data/d.zarr" 256
 } | tee "$out" >&2

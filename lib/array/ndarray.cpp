@@ -3,6 +3,9 @@
 #include <sys/mman.h>
 
 #include <oneapi/tbb/scalable_allocator.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -74,6 +77,16 @@ size_t array_nbytes(DType dtype, const Shape& shape) {
   return static_cast<size_t>(n);
 }
 
+// Sanitizers see through the heap but not through oneTBB's allocator: with
+// ASan, an overrun of a recycled block would go unseen; with TSan, a block
+// freed on one thread and handed to another looks like a race. Sanitized
+// builds take those blocks from the heap.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kRecycleLargeBuffers = false;
+#else
+constexpr bool kRecycleLargeBuffers = true;
+#endif
+
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Three tiers, because a block is written once right after it is allocated,
   // and fresh pages cost about as much as the writing (4 KiB page faults: 0.43 s
@@ -88,7 +101,7 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   //    bytes, so data() is never null.
   constexpr size_t kLarge = size_t{2} << 20;
   constexpr size_t kCached = size_t{64} << 20;
-  if (size >= kLarge && size <= kCached) {
+  if (kRecycleLargeBuffers && size >= kLarge && size <= kCached) {
     auto* p = static_cast<std::byte*>(::scalable_aligned_malloc(size, kAlign));
     if (p == nullptr) throw std::bad_alloc();
     if (zero) std::memset(p, 0, size);
@@ -305,6 +318,51 @@ NDArray NDArray::astype(DType dtype) const {
   return out;
 }
 
+namespace {
+
+// Copies of at least this many bytes in all write rows with non-temporal
+// stores: the destination is too large to stay in the cache anyway, and a
+// plain store first reads each destination line (a third more memory
+// traffic). A strided 1 GiB copy in 2 KiB rows took 0.18 s streamed, 0.23 s
+// with memcpy, here. glibc's memcpy streams only single calls larger than
+// most of the cache, which rows never are.
+constexpr size_t kStreamCopyBytes = size_t{256} << 10;
+
+void copy_row(std::byte* dst, const std::byte* src, size_t n, bool stream) {
+#if defined(__SSE2__)
+  if (stream && n >= 256) {
+    const size_t head = (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16;
+    std::memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst), a);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), b);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), c);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), d);
+    }
+  }
+#else
+  (void)stream;
+#endif
+  std::memcpy(dst, src, n);
+}
+
+// Orders streamed stores before whatever follows (another thread may read the
+// destination once the task that wrote it is done).
+void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+}  // namespace
+
 void NDArray::assign(const NDArray& src) const {
   if (src.dtype_ != dtype_ || src.shape_ != shape_) {
     throw Error(absl::StrCat("assign: expected a ", describe(), ", found a ", src.describe()));
@@ -315,15 +373,17 @@ void NDArray::assign(const NDArray& src) const {
     if (nbytes() > 0) std::memmove(data(), src.data(), nbytes());
     return;
   }
+  const bool stream = nbytes() >= kStreamCopyBytes;
   detail::for_each_row<2>(shape_, {data(), src.data()}, {&strides_, &src.strides_},
-                          [item](auto p, int64_t count, auto inner) {
+                          [item, stream](auto p, int64_t count, auto inner) {
                             const auto width = static_cast<int64_t>(item);
                             if (inner[0] == width && inner[1] == width) {
-                              std::memcpy(p[0], p[1], static_cast<size_t>(count) * item);
+                              copy_row(p[0], p[1], static_cast<size_t>(count) * item, stream);
                               return;
                             }
                             for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
                           });
+  if (stream) store_fence();
 }
 
 void NDArray::fill(const Scalar& value) const {
