@@ -63,6 +63,20 @@ TEST_CASE("tessera rechunk: .npy to zarr and zarr to zarr, by each method") {
   CHECK(dir.entries() == 1);  // a.npy: no scratch, no temporary store
 }
 
+TEST_CASE("tessera rechunk: rows to columns with auto writes shards straight into the chunk files") {
+  TempDir dir;
+  const NDArray data = iota({64, 8192}, DType::float64());
+  store(from_ndarray(data, {8, -1}), (dir.path / "rows.zarr").string());
+  const Run r = tool(dir.path, "rechunk rows.zarr cols.zarr --chunks -1,1024 --workers 2 --no-progress");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("(blocks (64, 1024), shards written straight into its chunk files)") != std::string::npos);
+  CHECK(array_equal(read_zarr(dir.path / "cols.zarr"), data));
+  const Run back = tool(dir.path, "rechunk cols.zarr rows2.zarr --chunks 8,-1 --workers 2 --no-progress");
+  REQUIRE_MESSAGE(back.status == 0, back.err);
+  CHECK(back.err.find("rechunked, then stored") != std::string::npos);
+  CHECK(array_equal(read_zarr(dir.path / "rows2.zarr"), data));
+}
+
 TEST_CASE("tessera rechunk: an existing DST is refused unless --overwrite") {
   TempDir dir;
   npy::save((dir.path / "a.npy").string(), iota({10, 10}, DType::float64()));
