@@ -9,6 +9,8 @@
 // wake-ups, and a hundred idle engines would burn the cores others need.
 #include "engine.hpp"
 
+#include "futex.hpp"
+
 #include <absl/strings/str_cat.h>
 
 #include "tessera/graph/error.hpp"
@@ -16,7 +18,16 @@
 
 namespace tessera::spmd::detail {
 
-Engine::Engine(int id) : id_(id) {
+namespace {
+
+// An idle engine polls this long for its next request before it sleeps (when the
+// cluster's PollGate is open): back-to-back requests then reach it without a
+// wake-up, and a burst of them keeps its vCPU from halting in between.
+constexpr std::chrono::microseconds kIdlePoll{100};
+
+}  // namespace
+
+Engine::Engine(int id, PollGate& gate) : id_(id), gate_(gate) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -25,20 +36,25 @@ Engine::~Engine() {
   join();
 }
 
-void Engine::post(std::shared_ptr<Job> job, size_t slot) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(Item{std::move(job), slot});
+void Engine::enqueue(std::shared_ptr<Job> job, size_t slot) {
+  Post* post = new Post{nullptr, std::move(job), slot};
+  post->next = inbox_.load(std::memory_order_relaxed);
+  // seq_cst: ordered before wake()'s load of sleeping_, as idle() orders its
+  // store of sleeping_ before its load of inbox_ (one of the two sees the other).
+  while (!inbox_.compare_exchange_weak(post->next, post, std::memory_order_seq_cst, std::memory_order_relaxed)) {
   }
-  cv_.notify_one();
+}
+
+bool Engine::wake() {
+  if (sleeping_.load(std::memory_order_seq_cst) == 0) return false;
+  if (sleeping_.exchange(0, std::memory_order_seq_cst) == 0) return false;  // someone else woke it
+  futex_wake(sleeping_, 1);
+  return true;
 }
 
 void Engine::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_one();
+  stopping_.store(true, std::memory_order_seq_cst);
+  wake();
 }
 
 void Engine::join() {
@@ -53,17 +69,49 @@ const Value& Engine::lookup(const std::string& name) const {
   return it->second;
 }
 
+Engine::Post* Engine::take_all() {
+  Post* newest_first = inbox_.exchange(nullptr, std::memory_order_acquire);
+  Post* oldest_first = nullptr;
+  while (newest_first != nullptr) {
+    Post* next = newest_first->next;
+    newest_first->next = oldest_first;
+    oldest_first = newest_first;
+    newest_first = next;
+  }
+  return oldest_first;
+}
+
+void Engine::idle() {
+  if (gate_.open(PollClock::now())) {
+    PollResult polled = poll_yielding(
+        [this] { return has_posts() || stopping_.load(std::memory_order_relaxed); }, kIdlePoll);
+    if (polled == PollResult::ready) return;
+    if (polled == PollResult::contended) gate_.close(PollClock::now());
+  }
+  sleeping_.store(1, std::memory_order_seq_cst);
+  if (inbox_.load(std::memory_order_seq_cst) == nullptr && !stopping_.load(std::memory_order_seq_cst)) {
+    futex_wait(sleeping_, 1);
+  }
+  sleeping_.store(0, std::memory_order_relaxed);
+}
+
 void Engine::loop() {
   for (;;) {
-    Item item;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;  // stopping, and everything sent has run
-      item = std::move(queue_.front());
-      queue_.pop_front();
+    Post* post = take_all();
+    if (post == nullptr) {
+      if (stopping_.load(std::memory_order_acquire)) {
+        // Everything sent before stop() is in the inbox by now; run it first.
+        if (inbox_.load(std::memory_order_acquire) == nullptr) return;
+        continue;
+      }
+      idle();
+      continue;
     }
-    item.job->run(*this, item.slot);
+    while (post != nullptr) {
+      std::unique_ptr<Post> current(post);
+      post = post->next;
+      current->job->run(*this, current->slot);
+    }
   }
 }
 
@@ -72,7 +120,7 @@ ClusterState::ClusterState(int n) {
     throw Error(absl::StrCat("a Cluster needs at least one engine, but n = ", n, " was given"));
   }
   engines_.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) engines_.push_back(std::make_unique<Engine>(i));
+  for (int i = 0; i < n; ++i) engines_.push_back(std::make_unique<Engine>(i, poll_gate_));
 }
 
 void ClusterState::submit(const std::shared_ptr<Job>& job) {
@@ -82,7 +130,10 @@ void ClusterState::submit(const std::shared_ptr<Job>& job) {
   }
   job->mark_submitted();
   const std::vector<int>& ids = job->engine_ids();
-  for (size_t slot = 0; slot < ids.size(); ++slot) engines_[static_cast<size_t>(ids[slot])]->post(job, slot);
+  // Queue on every engine before waking any: an engine woken early would otherwise
+  // compete for the CPU with the caller that still has posts to make.
+  for (size_t slot = 0; slot < ids.size(); ++slot) engines_[static_cast<size_t>(ids[slot])]->enqueue(job, slot);
+  for (int id : ids) engines_[static_cast<size_t>(id)]->wake();
 }
 
 void ClusterState::stop() {
