@@ -39,9 +39,8 @@ class Engine {
   int id() const { return id_; }
   //! Queues slot `slot` of `job` for this engine, behind what was queued before.
   void enqueue(std::shared_ptr<Job> job, size_t slot);
-  //! Wakes the engine if it sleeps; true when it did (this call ended its sleep).
-  bool wake();
-  bool has_posts() const { return inbox_.load(std::memory_order_relaxed) != nullptr; }
+  //! Wakes the engine if it sleeps (one atomic load when it does not).
+  void wake();
   //! Asks the thread to exit once its queue is empty.
   void stop();
   void join();
@@ -58,6 +57,7 @@ class Engine {
     size_t slot = 0;
   };
   void loop();
+  bool has_posts() const { return inbox_.load(std::memory_order_relaxed) != nullptr; }
   Post* take_all();  // the inbox, oldest first
   void idle();       // returns when the inbox may hold something, or on stop
 
