@@ -48,7 +48,9 @@ void Job::run(Engine& engine, size_t slot) noexcept {
 bool Job::wait(std::chrono::duration<double> timeout) const {
   if (ready()) return true;
   if (timeout.count() == 0) return false;
-  const bool forever = timeout.count() < 0;
+  // Negative means forever; so does anything past a few decades (and it keeps
+  // now + timeout from overflowing).
+  const bool forever = timeout.count() < 0 || timeout.count() > 1e9;
   const Clock::time_point deadline =
       forever ? Clock::time_point::max() : Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   std::chrono::microseconds window = kCallerPoll;
