@@ -139,15 +139,19 @@ ClusterState::ClusterState(int n) {
 }
 
 void ClusterState::submit(const std::shared_ptr<Job>& job) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopped_) {
-    throw Error(absl::StrCat(job->method(), ": the cluster is stopped; start a new Cluster to run more"));
-  }
-  job->mark_submitted();
   const std::vector<int>& ids = job->engine_ids();
-  // Queue on every engine before waking any: an engine woken early would otherwise
-  // compete for the CPU with the caller that still has posts to make.
-  for (size_t slot = 0; slot < ids.size(); ++slot) engines_[static_cast<size_t>(ids[slot])]->enqueue(job, slot);
+  {
+    // The lock gives every engine the requests in one order; the wake-ups need no
+    // lock (an engine that stop() reaches first still runs what it was sent).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) {
+      throw Error(absl::StrCat(job->method(), ": the cluster is stopped; start a new Cluster to run more"));
+    }
+    job->mark_submitted();
+    // Queue on every engine before waking any: an engine woken early would
+    // otherwise compete for the CPU with the caller that still has posts to make.
+    for (size_t slot = 0; slot < ids.size(); ++slot) engines_[static_cast<size_t>(ids[slot])]->enqueue(job, slot);
+  }
   for (int id : ids) engines_[static_cast<size_t>(id)]->wake();
 }
 
