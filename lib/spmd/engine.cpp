@@ -16,7 +16,7 @@
 //  - An idle engine polls its inbox with sched_yield for kIdlePoll before it
 //    sleeps (polling.hpp says why: on a VM, waking a thread on a halted vCPU
 //    costs 10x a wake on a running one). Back-to-back requests then reach
-//    engines without any wake-up: 6.3-6.8 / 67-71 us, against 26-30 / 300-330 us
+//    engines without any wake-up: 6.1-6.9 / 67-96 us, against 26-30 / 300-360 us
 //    with sleeping engines on a quiet machine. Polling with pause instead of yield
 //    starved the engines that had work (30-400 us with 8 engines on 2 vCPUs).
 //  - Polling stops, for every engine of the cluster, as soon as one sees another
