@@ -28,6 +28,8 @@ namespace tessera::spmd::detail {
 // Posting is split in two so that a cluster can queue a request on every engine
 // before it wakes any: enqueue() links the request into the engine's inbox, wake()
 // wakes the engine when it sleeps (and costs one atomic load when it does not).
+// An idle engine polls its inbox for a while before it sleeps, unless the gate
+// says the machine is busy (engine.cpp and polling.hpp say why, with figures).
 class Engine {
  public:
   //! `gate` (the cluster's) says whether the engine may poll while idle.
