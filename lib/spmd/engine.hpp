@@ -2,9 +2,10 @@
 // communicator behind the collectives of one apply.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,22 +17,32 @@
 #include "tessera/graph/value.hpp"
 #include "tessera/spmd/context.hpp"
 #include "tessera/spmd/detail/job.hpp"
+#include "polling.hpp"
 
 namespace tessera::spmd::detail {
 
 // One engine: a thread that runs the requests posted to it in order, and its
 // namespace. The namespace is touched only by the engine's own thread (every
 // push, pull and apply is a request), so it needs no lock.
+//
+// Posting is split in two so that a cluster can queue a request on every engine
+// before it wakes any: enqueue() links the request into the engine's inbox, wake()
+// wakes the engine when it sleeps (and costs one atomic load when it does not).
+// An idle engine polls its inbox for a while before it sleeps, unless the gate
+// says the machine is busy (engine.cpp and polling.hpp say why, with figures).
 class Engine {
  public:
-  explicit Engine(int id);
+  //! `gate` (the cluster's) says whether the engine may poll while idle.
+  Engine(int id, PollGate& gate);
   ~Engine();  // stop() and join()
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   int id() const { return id_; }
-  //! Queues slot `slot` of `job` for this engine.
-  void post(std::shared_ptr<Job> job, size_t slot);
+  //! Queues slot `slot` of `job` for this engine, behind what was queued before.
+  void enqueue(std::shared_ptr<Job> job, size_t slot);
+  //! Wakes the engine if it sleeps (one atomic load when it does not).
+  void wake();
   //! Asks the thread to exit once its queue is empty.
   void stop();
   void join();
@@ -42,18 +53,27 @@ class Engine {
   void assign(const std::string& name, Value value) { ns_[name] = std::move(value); }
 
  private:
-  struct Item {
+  struct Post {
+    Post* next = nullptr;
     std::shared_ptr<Job> job;
     size_t slot = 0;
   };
   void loop();
+  bool has_posts() const { return inbox_.load(std::memory_order_relaxed) != nullptr; }
+  Post* take_all();  // the inbox, oldest first
+  void idle();       // returns when the inbox may hold something, or on stop
 
   int id_;
   absl::flat_hash_map<std::string, Value> ns_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> queue_;
-  bool stopping_ = false;
+  // The inbox: a lock-free stack of posts, newest first. Producers push with a
+  // CAS (they are serialized by the cluster's mutex anyway); the engine takes the
+  // whole stack at once and reverses it, so it runs requests in the order posted.
+  std::atomic<Post*> inbox_{nullptr};
+  // 1 while the engine sleeps or is about to (futex word). A waker that swaps it
+  // back to 0 owes the engine a futex wake; everyone else skips the syscall.
+  std::atomic<uint32_t> sleeping_{0};
+  std::atomic<bool> stopping_{false};
+  PollGate& gate_;
   std::thread thread_;  // started last, once the rest is built
 };
 
@@ -69,10 +89,12 @@ class ClusterState {
   void submit(const std::shared_ptr<Job>& job);
   void stop();
 
+
  private:
   std::mutex mu_;  // held while posting, so every engine sees requests in one order
   bool stopped_ = false;
   std::once_flag joined_;
+  PollGate poll_gate_;  // shared by the engines: a busy machine stops them all polling
   std::vector<std::unique_ptr<Engine>> engines_;
 };
 

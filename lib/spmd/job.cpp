@@ -1,32 +1,24 @@
 // A request to several engines: completion, waiting, and the errors it gathers.
 #include "tessera/spmd/detail/job.hpp"
 
-#include <thread>
+#include <algorithm>
+#include <climits>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 
 #include "tessera/spmd/async_result.hpp"
 #include "tessera/spmd/error.hpp"
+#include "futex.hpp"
+#include "polling.hpp"
 
 namespace tessera::spmd::detail {
 namespace {
 
-// A caller waiting for a result polls this long (yielding its core) before it
-// sleeps: short requests then finish without a sleep and a wake-up on the
-// caller's side, which measured as the best trade on an oversubscribed machine.
-constexpr std::chrono::microseconds kPollWindow{50};
-
-template <class Done>
-void poll_until(Done done, std::chrono::microseconds window) {
-  auto deadline = std::chrono::steady_clock::now() + window;
-  do {
-    for (int i = 0; i < 16; ++i) {
-      if (done()) return;
-      std::this_thread::yield();
-    }
-  } while (std::chrono::steady_clock::now() < deadline);
-}
+// A caller waiting for a result polls (yielding its core) this long before it
+// sleeps: a short request then finishes without the caller sleeping and being
+// woken, and its vCPU does not halt meanwhile (see polling.hpp).
+constexpr std::chrono::microseconds kCallerPoll{50};
 
 }  // namespace
 
@@ -46,27 +38,33 @@ void Job::run(Engine& engine, size_t slot) noexcept {
   }
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     finished_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.store(true, std::memory_order_release);
-    }
-    cv_.notify_all();
+    // seq_cst: ordered before the load of waiters_, as wait() orders its increment
+    // of waiters_ before its load of done_ (one of the two sees the other).
+    done_.store(1, std::memory_order_seq_cst);
+    if (waiters_.load(std::memory_order_seq_cst) != 0) futex_wake(done_, INT_MAX);
   }
 }
 
 bool Job::wait(std::chrono::duration<double> timeout) const {
   if (ready()) return true;
-  if (timeout.count() < 0 || timeout > kPollWindow) {
-    poll_until([this] { return ready(); }, kPollWindow);
-    if (ready()) return true;
+  if (timeout.count() == 0) return false;
+  // Negative means forever; so does anything past a few decades (and it keeps
+  // now + timeout from overflowing).
+  const bool forever = timeout.count() < 0 || timeout.count() > 1e9;
+  const Clock::time_point deadline =
+      forever ? Clock::time_point::max() : Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
+  std::chrono::microseconds window = kCallerPoll;
+  if (!forever) window = std::min(window, std::chrono::ceil<std::chrono::microseconds>(timeout));
+  if (poll_yielding([this] { return ready(); }, window) == PollResult::ready) return true;
+  // Sleep on done_; run() makes the wake syscall only when waiters_ is non-zero.
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  bool done;
+  while (!(done = done_.load(std::memory_order_seq_cst) != 0)) {
+    if (!forever && Clock::now() >= deadline) break;
+    futex_wait(done_, 0, forever ? nullptr : &deadline);
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  auto done = [this] { return done_.load(std::memory_order_acquire); };
-  if (timeout.count() < 0) {
-    cv_.wait(lock, done);
-    return true;
-  }
-  return cv_.wait_for(lock, timeout, done);
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+  return done;
 }
 
 bool Job::failed() const {

@@ -7,11 +7,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,7 +33,7 @@ class Job {
   //! Stamps the submission time (the cluster calls it right before posting).
   void mark_submitted() { submitted_ = Clock::now(); }
 
-  bool ready() const { return done_.load(std::memory_order_acquire); }
+  bool ready() const { return done_.load(std::memory_order_acquire) != 0; }
   //! Waits until done or until `timeout` passes (forever when negative); true when done.
   bool wait(std::chrono::duration<double> timeout) const;
   //! True when any engine failed; call only when ready().
@@ -57,9 +56,11 @@ class Job {
   std::vector<Value> values_;               // slot i written only by engine slot i
   std::vector<std::exception_ptr> errors_;  // likewise
   std::atomic<size_t> remaining_;
-  std::atomic<bool> done_{false};
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
+  // Futex words: done_ turns 1 once every engine has finished; waiters_ counts the
+  // threads that sleep (or are about to) on done_, so the last engine makes the
+  // wake syscall only when someone sleeps.
+  std::atomic<uint32_t> done_{0};
+  mutable std::atomic<uint32_t> waiters_{0};
   Clock::time_point submitted_;
   std::atomic<Clock::rep> finished_{0};
 };
