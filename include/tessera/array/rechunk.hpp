@@ -21,6 +21,9 @@
 //     fails; with `disk = false` it is heap memory.
 //   - `automatic`: `tasks` when the graph is small, else `shuffle`, as dask's
 //     `_choose_rechunk_method` decides.
+// `rechunk_store(x, chunks, path)` rechunks into a new zarr store; when the
+// shards land in its chunk files in long runs, each old block's task writes
+// them straight there (no new block is ever held, no scratch is written).
 // Chunks are given as `normalize_chunks` takes them, with dask's rechunk rule
 // that an axis given as `keep` (or std::nullopt), or missing from a per-axis
 // map, keeps its chunks; -1 takes the whole axis.
