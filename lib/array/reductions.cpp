@@ -81,12 +81,19 @@ T pick(Kind kind, T a, T b) {
   return (kind == Kind::min ? less(b, a) : less(a, b)) ? b : a;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// float64 sums, the common case, with sixteen lanes and an AVX2 clone picked at
-// load time where the CPU has it (the build targets baseline x86-64): 7% less
-// time summing a 2 GiB mapped .npy at 1 worker (bench/array), where numpy
-// dispatches to AVX2 too. Lanes fixed, so the result does not depend on the CPU.
-__attribute__((target_clones("avx2", "default"))) double flat_sum_f64(const double* x, int64_t n) {
+// float64 sums, the common case, take sixteen lanes and, on x86-64, an AVX2
+// clone picked at load time where the CPU has it (the build targets baseline
+// x86-64): 7% less time summing a 2 GiB mapped .npy at 1 worker (bench/array),
+// where numpy dispatches to AVX2 too. The lanes are the same in every build, so
+// the result does not depend on the CPU. No clone in sanitized builds: TSan's
+// runtime is not up yet when the loader runs the clone's resolver, and every
+// program crashed at start.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define TESSERA_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define TESSERA_AVX2_CLONE
+#endif
+TESSERA_AVX2_CLONE double flat_sum_f64(const double* x, int64_t n) {
   double lane[16] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -97,16 +104,12 @@ __attribute__((target_clones("avx2", "default"))) double flat_sum_f64(const doub
   for (int k = 0; k < 8; ++k) lane[k] += lane[k + 8];
   return (((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]))) + tail;
 }
-#define TESSERA_FLAT_SUM_F64 1
-#endif
 
 // The sum of n contiguous values with eight independent lanes, which the
 // compiler vectorizes without reassociating (no -ffast-math needed).
 template <class A, class T>
 A flat_sum(const T* x, int64_t n) {
-#ifdef TESSERA_FLAT_SUM_F64
   if constexpr (std::is_same_v<A, double> && std::is_same_v<T, double>) return flat_sum_f64(x, n);
-#endif
   A lane[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
