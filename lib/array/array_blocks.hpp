@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,9 +49,16 @@ void for_each_block(const Chunks& chunks, F&& f) {
 //! The NDArray held by a block's value; TypeError naming `what` otherwise.
 const NDArray& block_value(const Value& v, const std::string& what);
 
+//! What a write task does with block `index` of an array.
+using BlockWrite = std::function<void(const std::vector<int64_t>& index, const NDArray& block)>;
+
 //! Runs `x`'s graph with one more task per block, named (`name`, i, j, ...),
-//! that copies the block into its region of `target` (`x`'s shape and dtype),
-//! so each block is released once copied and the copies run in parallel.
+//! that hands the block to `write`: each block is released once written, and
+//! the writes run in parallel.
+void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options);
+
+//! write_blocks copying each block into its region of `target` (`x`'s shape
+//! and dtype).
 void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options);
 
 //! The only element of a one-element array.

@@ -10,17 +10,10 @@
 #include <absl/strings/str_cat.h>
 
 #include "tessera/graph/error.hpp"
+#include "unique_fd.hpp"
 
 namespace tessera::array {
 namespace {
-
-// Closes a descriptor when leaving scope; the mapping does not need it.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 // An empty file cannot be mapped; its views point here and have no bytes.
 alignas(64) std::byte empty_file[64];
@@ -43,7 +36,7 @@ MappedFile::~MappedFile() {
 }
 
 std::shared_ptr<MappedFile> MappedFile::open(const std::string& path, Access access) {
-  Fd f{::open(path.c_str(), (access == Access::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
+  UniqueFd f{::open(path.c_str(), (access == Access::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
   if (f.fd < 0) throw StorageError(path, "cannot open", errno);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw StorageError(path, "cannot stat", errno);
@@ -53,7 +46,7 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path, Access acc
 }
 
 std::shared_ptr<MappedFile> MappedFile::create(const std::string& path, size_t size) {
-  Fd f{::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  UniqueFd f{::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
   if (f.fd < 0) throw StorageError(path, "cannot create", errno);
   if (size > 0) {
     // Reserve every block now: writing to a mapped page the disk has no room for is a SIGBUS.

@@ -35,6 +35,7 @@
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/task.hpp"
+#include "unique_fd.hpp"
 
 namespace tessera::array::detail {
 
@@ -96,10 +97,7 @@ std::vector<Buffer> map_scratch_file(const std::string& dir, const std::vector<s
   const int fd = ::mkstemp(path.data());
   if (fd < 0) throw StorageError(pattern, "cannot create a rechunk scratch file", errno);
   ::unlink(path.c_str());  // gone from the directory now; the space lives as long as a mapping
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const UniqueFd closer{fd};  // the mappings do not need it
   if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(total)); err != 0) {
     throw StorageError(path, absl::StrCat("cannot reserve ", total, " bytes of rechunk scratch"), err);
   }

@@ -15,8 +15,8 @@
 // Each run is a system call, so direct writes pay only when runs are long: at
 // least `direct_min_run` bytes (64 KiB) on average over the whole rechunk (a
 // rows-to-columns rechunk writes 256 x 256 float64 shards as single 512 KiB
-// runs); otherwise the staged path runs. No two shards overlap, so tasks write concurrently
-// without locks.
+// runs); otherwise the staged path runs. No two shards overlap, so tasks write
+// concurrently without locks.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -34,8 +34,7 @@
 #include "tessera/array/rechunk.hpp"
 #include "tessera/array/zarr.hpp"
 #include "tessera/graph/error.hpp"
-#include "tessera/graph/task.hpp"
-#include "tessera/scheduler/get.hpp"
+#include "unique_fd.hpp"
 
 namespace tessera::array {
 namespace {
@@ -45,8 +44,8 @@ struct ChunkWriter {
   std::vector<AxisMap> maps;
   detail::Feeds feeds;
   DType dtype;
-  Shape chunk_shape;    // the store's (padded) chunk shape
-  Strides chunk_strides;  // C-order byte strides of a chunk file
+  Shape chunk_shape;               // the store's (padded) chunk shape
+  Strides chunk_strides;           // C-order byte strides of a chunk file
   std::vector<int64_t> numblocks;  // of the new chunks
   std::shared_ptr<const zarr::Store> store;
 };
@@ -100,22 +99,17 @@ void write_all(int fd, const std::byte* data, size_t bytes, off_t offset, const 
   }
 }
 
-struct File {
-  int fd;
-  File(const std::string& path, int flags) : fd(::open(path.c_str(), flags | O_CLOEXEC, 0644)) {
-    if (fd < 0) throw StorageError(path, "cannot open a chunk file to write", errno);
-  }
-  ~File() { ::close(fd); }
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-};
+UniqueFd open_chunk_file(const std::string& path, int flags) {
+  UniqueFd file(::open(path.c_str(), flags | O_CLOEXEC, 0644));
+  if (file.fd < 0) throw StorageError(path, "cannot open a chunk file to write", errno);
+  return file;
+}
 
-// Writes every shard of old block `in` into its chunk file. Returns the bytes written.
-int64_t write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const int64_t> in) {
+// Writes every shard of old block `in` into its chunk file.
+void write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const int64_t> in) {
   const std::vector<int64_t> begin(w.numblocks.size(), 0);
   const size_t itemsize = w.dtype.itemsize();
   Buffer stage;
-  int64_t written = 0;
   detail::for_each_shard(w.maps, w.feeds, in, begin, w.numblocks, [&](const detail::Shard& s) {
     const Shape shape(s.shape.begin(), s.shape.end());
     const Runs runs = runs_of(s.shape, w.chunk_shape, itemsize);
@@ -125,7 +119,7 @@ int64_t write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<cons
     NDArray(stage, w.dtype, shape, NDArray::c_strides(shape, itemsize), 0)
         .assign(detail::box_view(block, s.source_start, s.shape));
     const std::string path = w.store->chunk_path({s.new_block.begin(), s.new_block.end()});
-    const File file(path, O_WRONLY);
+    const UniqueFd file = open_chunk_file(path, O_WRONLY);
     int64_t fixed = 0;  // the offset of the shard's start along the axes a run covers
     for (size_t a = runs.axis; a < shape.size(); ++a) fixed += s.target_start[a] * w.chunk_strides[a];
     const std::byte* data = stage.data();
@@ -136,18 +130,16 @@ int64_t write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<cons
       write_all(file.fd, data, runs.bytes, static_cast<off_t>(offset), path);
       data += runs.bytes;
     });
-    written += static_cast<int64_t>(bytes);
   });
-  return written;
 }
 
 // Creates every chunk file of `store`, full size (zeros: the fill value).
+// (The writer has at least one axis.)
 void create_chunk_files(const ChunkWriter& w) {
-  const off_t size = static_cast<off_t>(w.chunk_strides.empty() ? w.dtype.itemsize()
-                                                                : w.chunk_strides[0] * w.chunk_shape[0]);
+  const auto size = static_cast<off_t>(w.chunk_strides[0] * w.chunk_shape[0]);
   detail::for_each_block(w.numblocks, [&](absl::Span<const int64_t> j) {
     const std::string path = w.store->chunk_path({j.begin(), j.end()});
-    const File file(path, O_WRONLY | O_CREAT | O_TRUNC);
+    const UniqueFd file = open_chunk_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (::ftruncate(file.fd, size) != 0) throw StorageError(path, "cannot size a chunk file", errno);
   });
 }
@@ -170,27 +162,18 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
         w->store = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), w->chunk_shape));
         create_chunk_files(*w);
         const std::shared_ptr<const ChunkWriter> writer = w;
-        const std::string name = "rechunk-write-" + unique_token();
-        Graph g = x.graph();
-        std::vector<Key> keys;
-        detail::for_each_block(x.chunks().numblocks(), [&](absl::Span<const int64_t> in) {
-          std::vector<int64_t> index(in.begin(), in.end());
-          Key k(name, index);
-          const Key source = x.block_key(index);
-          g.put(k, Task(fn("rechunk_write",
-                           [writer, index, source, shape = x.chunks().block_shape(index)](const NDArray& block) {
-                             check_block(block, shape, writer->dtype, source, "rechunk_store");
-                             return write_shards(*writer, block, index);
-                           }),
-                        ref(source)));
-          keys.push_back(std::move(k));
-        });
-        (void)tessera::get(g, Keys(keys), options.store.compute);
+        write_blocks(
+            x, "rechunk-write-" + unique_token(),
+            [writer, old_chunks = x.chunks(), name = x.name()](const std::vector<int64_t>& index, const NDArray& block) {
+              check_block(block, old_chunks.block_shape(index), writer->dtype, Key(name, index), "rechunk_store");
+              write_shards(*writer, block, index);
+            },
+            options.store.compute);
       });
       return {target, true};
     }
   }
-  const Array y = rechunk(x, chunks, options.rechunk);
+  const Array y = rechunk(x, target, options.rechunk);
   store(y, path, options.store);
   return {y.chunks(), false};
 }

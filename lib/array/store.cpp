@@ -23,55 +23,50 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The store's tasks: block (i, j, ...) of `x` written into `target(i, j, ...)`.
-// Each returns the bytes it wrote, so nothing big is held between tasks.
-template <class Target>
-std::vector<Key> add_store_tasks(Graph& g, const Array& x, const std::string& name, Target target) {
-  std::vector<Key> keys;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
-    std::vector<int64_t> block(idx.begin(), idx.end());
-    auto f = [target, block](const NDArray& b) {
-      target(block, b);
-      return static_cast<int64_t>(b.nbytes());
-    };
-    Key k(name, idx);
-    g.put(k, Task(fn("store", std::move(f)), ref(x.block_key(idx))));
-    keys.push_back(std::move(k));
-  });
-  return keys;
-}
-
-void run_store_graph(Graph g, const std::vector<Key>& keys, const ComputeOptions& options) {
-  (void)tessera::get(g, Keys(keys), options);
-}
-
 void store_npy(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
   store_into(x, npy::create(tmp, x.dtype(), x.shape()), name, options.compute);
 }
 
 void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
   auto target = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x.chunks())));
-  Graph g = x.graph();
-  auto write = [target](const std::vector<int64_t>& block, const NDArray& b) {
-    target->map_chunk(block).assign(b);  // dirty pages of a shared mapping: the page cache has them
-  };
-  std::vector<Key> keys = add_store_tasks(g, x, name, write);
-  run_store_graph(std::move(g), keys, options.compute);
+  write_blocks(
+      x, name,
+      [target](const std::vector<int64_t>& block, const NDArray& b) {
+        target->map_chunk(block).assign(b);  // dirty pages of a shared mapping: the page cache has them
+      },
+      options.compute);
 }
 
 }  // namespace
 
+void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options) {
+  const auto shared = std::make_shared<const BlockWrite>(std::move(write));
+  Graph g = x.graph();
+  std::vector<Key> keys;
+  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+    std::vector<int64_t> block(idx.begin(), idx.end());
+    auto f = [shared, block](const NDArray& b) {
+      (*shared)(block, b);
+      return static_cast<int64_t>(b.nbytes());  // nothing big is held between tasks
+    };
+    Key k(name, idx);
+    g.put(k, Task(fn("store", std::move(f)), ref(x.block_key(idx))));
+    keys.push_back(std::move(k));
+  });
+  (void)tessera::get(g, Keys(keys), options);
+}
+
 void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options) {
   const Chunks chunks = x.chunks();
-  auto write = [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
-    Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
-    std::vector<Slice> region;
-    for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
-    target.slice(region).assign(b);
-  };
-  Graph g = x.graph();
-  std::vector<Key> keys = add_store_tasks(g, x, name, write);
-  run_store_graph(std::move(g), keys, options);
+  write_blocks(
+      x, name,
+      [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
+        Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
+        std::vector<Slice> region;
+        for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
+        target.slice(region).assign(b);
+      },
+      options);
 }
 
 Shape regular_chunk_shape(const Chunks& chunks) {

@@ -1,4 +1,4 @@
-// Sleeping and waking on a 32-bit atomic word (Linux futex), and a spin hint.
+// Sleeping and waking on a 32-bit atomic word (Linux futex).
 //
 // Why raw futexes rather than std::condition_variable or C++20 atomic wait: the
 // waker can tell from the word itself whether anyone sleeps, so a wake costs a
