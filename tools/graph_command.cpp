@@ -1,5 +1,5 @@
 // `tessera graph ...`: inspect, draw and run tessera-graph/1 files
-// (shared/graph-format.md) with tessera's order and schedulers.
+// (docs/graph-format.md) with tessera's order and schedulers.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,7 +12,7 @@
 #include "command.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
-#include "tessera/graph/graph_file.hpp"
+#include "tessera/graph_file/graph_file.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/order.hpp"
 #include "tessera/diagnostics/profiler.hpp"

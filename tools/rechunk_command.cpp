@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "command.hpp"
-#include "tessera/array/creation.hpp"
-#include "tessera/array/npy.hpp"
-#include "tessera/array/rechunk.hpp"
-#include "tessera/array/store.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/io/npy.hpp"
+#include "tessera/array/rechunk/rechunk.hpp"
+#include "tessera/array/ops/store.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/graph/error.hpp"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/array/creation.hpp"
-#include "tessera/array/reductions.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/ops/reductions.hpp"
 
 // CPU seconds (user + system) this process has used so far.
 double cpu_seconds() {

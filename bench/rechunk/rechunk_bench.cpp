@@ -27,9 +27,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/array/creation.hpp"
-#include "tessera/array/rechunk.hpp"
-#include "tessera/array/store.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/rechunk/rechunk.hpp"
+#include "tessera/array/ops/store.hpp"
 #include "tessera/scheduler/get.hpp"
 
 namespace ta = tessera::array;

@@ -10,7 +10,7 @@
 
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
-#include "array_blocks.hpp"
+#include "array/array_blocks.hpp"
 
 namespace tessera::array {
 namespace {

@@ -1,4 +1,4 @@
-#include "array_blocks.hpp"
+#include "array/array_blocks.hpp"
 
 #include <absl/strings/str_cat.h>
 

@@ -11,9 +11,9 @@
 #include <absl/types/span.h>
 
 #include "tessera/array/array.hpp"
-#include "tessera/array/chunks.hpp"
-#include "tessera/array/ndarray.hpp"
-#include "tessera/array/scalar.hpp"
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/ndarray.hpp"
+#include "tessera/array/core/scalar.hpp"
 #include "tessera/graph/value.hpp"
 
 namespace tessera::array {

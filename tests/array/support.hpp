@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "tessera/array/ndarray.hpp"
+#include "tessera/array/core/ndarray.hpp"
 
 namespace tessera::array::testing {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/graph/graph_file.hpp"
+#include "tessera/graph_file/graph_file.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/order.hpp"
 #include "tessera/scheduler/get.hpp"

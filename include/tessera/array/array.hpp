@@ -32,10 +32,10 @@
 
 #include <absl/types/span.h>
 
-#include "tessera/array/chunks.hpp"
-#include "tessera/array/dtype.hpp"
-#include "tessera/array/ndarray.hpp"
-#include "tessera/array/scalar.hpp"
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/dtype.hpp"
+#include "tessera/array/core/ndarray.hpp"
+#include "tessera/array/core/scalar.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
 #include "tessera/scheduler/options.hpp"

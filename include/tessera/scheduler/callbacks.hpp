@@ -66,7 +66,7 @@ class RunState {
   size_t held_count() const { return held_count_.load(std::memory_order_relaxed); }
   //! Bytes of those results (Value::nbytes).
   size_t held_bytes() const { return held_bytes_.load(std::memory_order_relaxed); }
-  //! The most results held at once so far (graph-format.md's `sync_max_held` for get_sync).
+  //! The most results held at once so far (docs/graph-format.md's `sync_max_held` for get_sync).
   size_t peak_count() const { return peak_count_.load(std::memory_order_relaxed); }
   //! The most bytes held at once so far.
   size_t peak_bytes() const { return peak_bytes_.load(std::memory_order_relaxed); }

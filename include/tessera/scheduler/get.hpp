@@ -17,7 +17,7 @@
 // `get` runs `num_workers` workers in a tbb::task_arena; the caller's thread is
 // one of them, and there is no dispatcher thread. A task may itself call get.
 // `get_sync` runs every task on the caller's thread, for debugging and for
-// measuring memory (graph-format.md's `sync_max_held` is its peak).
+// measuring memory (docs/graph-format.md's `sync_max_held` is its peak).
 //
 // @code
 //   int w = tessera::get(g, "w").as<int>();

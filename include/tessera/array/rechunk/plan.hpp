@@ -1,0 +1,182 @@
+// tessera/array/rechunk/plan.hpp — which input blocks feed which output block,
+// and how to get from one chunking to another under a memory limit.
+//
+// A rechunk maps the blocks of one chunking of an array onto the blocks of
+// another. Along one axis the map is small: each output block is a run of
+// pieces, each piece a slice of one input block. In n dimensions the pieces of
+// an output block are the Cartesian product of its per-axis pieces, so this
+// header keeps only the per-axis maps and builds the product for one output
+// block at a time (`for_each_intersection`); the dense n-D map, whose size is
+// the product of the per-axis piece counts, is never stored.
+//
+//   input   |--0--|--1--|--2--|        old_to_new_axis({5, 5, 5}, {3, 4, 5, 3}):
+//   output  |-A-|-B-|--C--|-D-|          A <- 0[0:3]   B <- 0[3:5] 1[0:2]
+//                                        C <- 1[2:5] 2[0:2]   D <- 2[2:5]
+//
+// Partials split a rechunk into independent groups of output blocks along each
+// axis, so a scheduler can cull and release each group on its own; planning
+// (`plan_rechunk`) chooses intermediate chunkings for many-to-many rechunks so
+// that no block exceeds a byte limit while the graph stays near
+// (input blocks + output blocks) tasks, after dask's `plan_rechunk`.
+//
+// @code
+//   namespace ta = tessera::array;
+//   ta::ChunkSizes old_chunks{{256, 256, 256, 256}, {1024}};
+//   ta::ChunkSizes new_chunks{{1024}, {256, 256, 256, 256}};
+//   auto maps = ta::old_to_new(old_chunks, new_chunks);
+//   ta::for_each_intersection(maps, {0, 2}, [](const ta::Intersection& piece) {
+//     // piece.input_block, piece.input_start, piece.output_start, piece.shape
+//   });
+//   auto steps = ta::plan_rechunk(old_chunks, new_chunks, /*itemsize=*/8, {});
+// @endcode
+//
+// Thread-safe: every function here is pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <absl/container/inlined_vector.h>
+#include <absl/functional/function_ref.h>
+#include <absl/types/span.h>
+
+namespace tessera::array {
+
+//! Block sizes along each axis: `chunks[axis][block]`, as dask's chunk tuples.
+using ChunkSizes = std::vector<std::vector<int64_t>>;
+
+//! A slice `[start, stop)` of input block `block` along one axis, placed at
+//! `output_start` inside its output block.
+struct Piece {
+  int64_t block = 0;
+  int64_t start = 0;
+  int64_t stop = 0;
+  int64_t output_start = 0;
+  int64_t size() const { return stop - start; }
+  friend bool operator==(const Piece&, const Piece&) = default;
+};
+
+//! For each output block along one axis, its pieces in order. A zero-size output
+//! block gets one empty piece of the input block at its position.
+using AxisMap = std::vector<std::vector<Piece>>;
+
+//! The map of one axis. Throws ChunkError when a size is negative, an axis has
+//! no block, or the sizes do not add up to the same length.
+AxisMap old_to_new_axis(absl::Span<const int64_t> old_chunks, absl::Span<const int64_t> new_chunks);
+
+//! The per-axis maps of a rechunk. Throws ChunkError as `old_to_new_axis` does,
+//! and when the number of axes differs.
+std::vector<AxisMap> old_to_new(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks);
+
+//! For each input block along one axis, the output blocks it feeds (ascending):
+//! the inverse of an AxisMap, for methods driven by input blocks.
+std::vector<std::vector<int64_t>> new_from_old_axis(const AxisMap& map, size_t old_blocks);
+
+//! One n-D piece of an output block: the box `[input_start, input_start + shape)`
+//! of input block `input_block` goes to `output_start` in the output block.
+//! `position` is the piece's index in the output block's grid of pieces.
+struct Intersection {
+  using Index = absl::InlinedVector<int64_t, 4>;
+  Index input_block;
+  Index input_start;
+  Index output_start;
+  Index shape;
+  Index position;
+};
+
+//! Calls `visit` for each piece of output block `output_block`, in C order of
+//! `position`. Builds the Cartesian product of the per-axis pieces on the fly.
+void for_each_intersection(const std::vector<AxisMap>& maps, absl::Span<const int64_t> output_block,
+                           absl::FunctionRef<void(const Intersection&)> visit);
+
+//! The grid of pieces of one output block: its per-axis piece counts.
+Intersection::Index piece_grid(const std::vector<AxisMap>& maps,
+                               absl::Span<const int64_t> output_block);
+
+//! A group of consecutive blocks along one axis: output blocks
+//! `[new_begin, new_end)` read only input blocks `[old_begin, old_end)`.
+struct AxisPartial {
+  int64_t old_begin = 0;
+  int64_t old_end = 0;
+  int64_t new_begin = 0;
+  int64_t new_end = 0;
+  friend bool operator==(const AxisPartial&, const AxisPartial&) = default;
+};
+
+//! Partials along one axis: consecutive output blocks share a partial only when
+//! they end in the same input block. Neighbouring partials may share the input
+//! block at their boundary.
+std::vector<AxisPartial> partials_axis(const AxisMap& map);
+
+//! Partials along every axis; an n-D partial is one choice per axis.
+std::vector<std::vector<AxisPartial>> partials(const std::vector<AxisMap>& maps);
+
+//! The number of blocks of a chunking (the product of the per-axis counts).
+int64_t number_of_blocks(const ChunkSizes& chunks);
+//! The number of elements of the largest block (the product of per-axis maxima).
+int64_t largest_block_size(const ChunkSizes& chunks);
+//! The number of n-D pieces of a rechunk: the product of per-axis piece counts,
+//! which is the number of getitem tasks of the `tasks` method at most.
+int64_t count_intersections(const std::vector<AxisMap>& maps);
+//! dask's cheap estimate of a rechunk's graph size: per axis, the number of
+//! blocks of the crossed chunking (old + new - 1, or old when unchanged).
+int64_t estimate_graph_size(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks);
+
+//! Limits for planning.
+struct PlanOptions {
+  //! No intermediate block is larger than this many bytes (or than the largest
+  //! input or output block, when one of them is larger).
+  int64_t block_size_limit = int64_t{128} << 20;
+  //! The graph-growth factor under which no intermediate step is added: a plan
+  //! stops once its last step has fewer than threshold * (input blocks +
+  //! output blocks) pieces (dask's `array.rechunk.threshold`).
+  double threshold = 4.0;
+};
+
+//! The chunkings to go through, the last one `new_chunks`: intermediate steps
+//! are added for many-to-many rechunks so that each step's graph stays under
+//! the threshold while no block passes the limit (see PlanOptions).
+//! Throws ChunkError for inconsistent chunkings and for itemsize < 1.
+std::vector<ChunkSizes> plan_rechunk(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks,
+                                     int64_t itemsize, const PlanOptions& options);
+
+//! How a rechunk moves data.
+enum class RechunkMethod {
+  automatic,  //!< `tasks` for small graphs, else `shuffle` (see choose_rechunk_method)
+  tasks,      //!< getitem + concatenate tasks per output block (dask's method)
+  shuffle,    //!< shards written into a buffer laid out by output block
+};
+
+//! dask's `_choose_rechunk_method`: `tasks` when the number of pieces is below
+//! threshold * (input blocks + output blocks), else `shuffle`.
+RechunkMethod choose_rechunk_method(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks,
+                                    double threshold = 4.0);
+
+//! How `rechunk` (rechunk.hpp) moves data.
+struct RechunkOptions {
+  RechunkMethod method = RechunkMethod::automatic;
+  //! The largest block, in bytes, an intermediate step may make ("auto" chunks
+  //! are sized by it too).
+  int64_t block_size_limit = int64_t{128} << 20;
+  //! Graph-growth factor under which no intermediate step is planned, and the
+  //! factor `automatic` compares the graph size against.
+  double threshold = 4.0;
+  //! `tasks`: one task per new block copying the pieces straight from the old
+  //! blocks, instead of getitem tasks and a concatenate task.
+  bool fuse = true;
+  //! `shuffle`: the scratch buffer is a memory-mapped file (else heap memory).
+  bool disk = true;
+  //! `shuffle` with `disk`: where scratch files go; empty means $TMPDIR or /tmp.
+  std::string scratch_dir{};
+};
+
+namespace detail {
+//! Splits each size minimally so that none exceeds `max_width` (>= 1).
+std::vector<int64_t> divide_to_width(absl::Span<const int64_t> sizes, int64_t max_width);
+//! Merges neighbours minimally, smallest sums first, until at most `max_number`
+//! (>= 1) sizes remain.
+std::vector<int64_t> merge_to_number(absl::Span<const int64_t> sizes, int64_t max_number);
+}  // namespace detail
+
+}  // namespace tessera::array

@@ -1,0 +1,146 @@
+// tessera/array/rechunk/rechunk.hpp — change the chunks of an Array by rewriting its graph.
+//
+// `rechunk(x, chunks)` returns an Array with the same elements as `x` cut into
+// new blocks. Nothing runs: the result's graph adds tasks that build each new
+// block from the pieces of the old blocks it overlaps (rechunk/plan.hpp has the
+// maps). Three ways to move the data:
+//   - `tasks` (dask's method): per output block, a `rechunk-split-<token>`
+//     getitem task per old block it needs part of and a `rechunk-merge-<token>`
+//     task that concatenates the pieces; with `fuse` (the default) the two are
+//     one task that copies each piece straight from the old blocks into the new
+//     one. A new block that is one whole old block is an alias of it. For
+//     many-to-many rechunks, `plan_rechunk` adds intermediate chunkings so no
+//     block exceeds `block_size_limit` and the graph stays near (old blocks +
+//     new blocks) tasks.
+//   - `shuffle` (the single-machine form of dask's p2p rechunk): each old block
+//     is cut into shards written straight into a scratch buffer laid out by new
+//     block, one buffer and one barrier per partial (see `partials`); each new
+//     block is then a view of its region, never copied again. The buffer is a
+//     memory-mapped file in `scratch_dir` (`disk`, the default), unlinked as
+//     soon as it is mapped, so no scratch file outlives the run, even one that
+//     fails; with `disk = false` it is heap memory.
+//   - `automatic`: `tasks` when the graph is small, else `shuffle`, as dask's
+//     `_choose_rechunk_method` decides.
+// `rechunk_store(x, chunks, path)` rechunks into a new zarr store; when the
+// shards land in its chunk files in long runs, each old block's task writes
+// them straight there (no new block is ever held, no scratch is written).
+// Chunks are given as `normalize_chunks` takes them, with dask's rechunk rule
+// that an axis given as `keep` (or std::nullopt), or missing from a per-axis
+// map, keeps its chunks; -1 takes the whole axis.
+//
+// @code
+//   namespace ta = tessera::array;
+//   ta::Array x = ta::random({16384, 8192}, {256, -1});
+//   ta::Array y = ta::rechunk(x, {-1, 256});                          // rows to columns
+//   ta::Array z = ta::rechunk(x, std::map<size_t, ta::AxisChunks>{{1, 1024}});  // axis 0 kept
+//   ta::Array s = ta::rechunk(x, {-1, 256}, {.method = ta::RechunkMethod::shuffle});
+// @endcode
+//
+// Thread-safe: rechunk only builds a graph; the tasks it emits may run concurrently.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/array/array.hpp"
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/rechunk/plan.hpp"
+#include "tessera/array/ops/store.hpp"
+
+namespace tessera::array {
+
+//! In a rechunk target, an axis that keeps its chunks (dask's None).
+struct KeepAxis {};
+inline constexpr KeepAxis keep{};
+
+//! One axis of a rechunk target: what normalize_chunks takes for an axis, or
+//! `keep` / std::nullopt to keep the axis's chunks.
+class RechunkAxis {
+ public:
+  RechunkAxis(KeepAxis) {}        // NOLINT(google-explicit-constructor)
+  RechunkAxis(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
+  RechunkAxis(std::initializer_list<int64_t> sizes) : axis_(std::vector<int64_t>(sizes)) {}  // NOLINT
+  template <class T>
+    requires std::constructible_from<AxisChunks, T>
+  RechunkAxis(T&& axis) : axis_(AxisChunks(std::forward<T>(axis))) {}  // NOLINT
+  //! The axis's target, or nothing to keep it.
+  const std::optional<AxisChunks>& target() const { return axis_; }
+
+ private:
+  std::optional<AxisChunks> axis_;
+};
+
+//! A rechunk target: anything normalize_chunks takes, a list of RechunkAxis, or
+//! a map from axis to RechunkAxis in which missing axes keep their chunks.
+class RechunkSpec {
+ public:
+  template <class T>
+    requires(std::constructible_from<ChunkSpec, T> &&
+             !std::same_as<std::remove_cvref_t<T>, std::map<size_t, AxisChunks>>)
+  RechunkSpec(T&& spec) : spec_(ChunkSpec(std::forward<T>(spec))) {}  // NOLINT
+  RechunkSpec(std::initializer_list<RechunkAxis> axes) : axes_(axes), per_axis_(true) {}  // NOLINT
+  RechunkSpec(std::vector<RechunkAxis> axes) : axes_(std::move(axes)), per_axis_(true) {}  // NOLINT
+  RechunkSpec(const std::map<size_t, AxisChunks>& by_axis);    // NOLINT
+  RechunkSpec(const std::map<size_t, RechunkAxis>& by_axis);   // NOLINT
+
+  //! The new chunks for an array now cut into `old_chunks`. Throws ChunkError
+  //! as normalize_chunks does, and for an axis out of range in a map.
+  Chunks resolve(const Chunks& old_chunks, DType dtype, int64_t limit_bytes) const;
+
+ private:
+  std::optional<ChunkSpec> spec_;
+  std::vector<RechunkAxis> axes_;
+  std::map<size_t, RechunkAxis> by_axis_;
+  bool per_axis_ = false;
+};
+
+//! `x` with the chunks `chunks` (see the file comment). Returns `x` itself when
+//! the chunks are already those. Throws ChunkError for a bad target.
+//! @code
+//!   auto y = tessera::array::rechunk(x, {-1, 256}, {.method = tessera::array::RechunkMethod::tasks});
+//! @endcode
+Array rechunk(const Array& x, const RechunkSpec& chunks, const RechunkOptions& options = {});
+
+//! How `rechunk_store` rechunks and writes.
+struct RechunkStoreOptions {
+  RechunkOptions rechunk = {};
+  StoreOptions store = {};
+  //! With the `automatic` method: write straight into the chunk files when the
+  //! shards land there in runs of at least this many bytes on average (each
+  //! run is one system call). 0: always; SIZE_MAX: never.
+  size_t direct_min_run = size_t{64} << 10;
+};
+
+//! What `rechunk_store` did.
+struct RechunkStoreResult {
+  Chunks chunks;        //!< the store's chunks
+  bool direct = false;  //!< shards written straight into the chunk files
+};
+
+//! Rechunks `x` into a new zarr store at `path` whose chunks are `chunks`, as
+//! rechunker's `rechunk(source, target_chunks, max_mem, target_store)` does.
+//! With `automatic` (the default method), when the shards of the old blocks
+//! land in the chunk files in long runs (`direct_min_run`), each old block's
+//! task writes its shards straight into the chunk files: no new block is ever
+//! held in memory and no scratch is written. Otherwise, and with an explicit
+//! method, it is `store(rechunk(x, chunks, options.rechunk), path, options.store)`.
+//! Either way the store appears at `path` only when complete (see store.hpp).
+//! Throws ChunkError for a bad target or irregular chunks (zarr needs regular
+//! ones), StorageError and TaskError as `store` does.
+//! @code
+//!   namespace ta = tessera::array;
+//!   ta::rechunk_store(ta::from_zarr("rows.zarr"), {-1, 256}, "cols.zarr",
+//!                     {.store = {.compute = {.num_workers = 2}}});
+//! @endcode
+RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
+                                 const RechunkStoreOptions& options = {});
+
+}  // namespace tessera::array

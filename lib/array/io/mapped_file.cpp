@@ -1,0 +1,89 @@
+#include "tessera/array/io/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <absl/strings/str_cat.h>
+
+#include "tessera/graph/error.hpp"
+#include "array/io/unique_fd.hpp"
+
+namespace tessera::array {
+namespace {
+
+// An empty file cannot be mapped; its views point here and have no bytes.
+alignas(64) std::byte empty_file[64];
+
+std::byte* map(const std::string& path, int fd, size_t size, Access access) {
+  if (size == 0) return empty_file;
+  int prot = access == Access::ReadWrite ? PROT_READ | PROT_WRITE : PROT_READ;
+  void* p = ::mmap(nullptr, size, prot, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throw StorageError(path, absl::StrCat("cannot map ", size, " bytes"), errno);
+  return static_cast<std::byte*>(p);
+}
+
+}  // namespace
+
+MappedFile::MappedFile(Token, std::string path, std::byte* data, size_t size, Access access)
+    : path_(std::move(path)), data_(data), size_(size), access_(access), mapped_(size > 0) {}
+
+MappedFile::~MappedFile() {
+  if (mapped_) ::munmap(data_, size_);
+}
+
+std::shared_ptr<MappedFile> MappedFile::open(const std::string& path, Access access) {
+  UniqueFd f{::open(path.c_str(), (access == Access::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
+  if (f.fd < 0) throw StorageError(path, "cannot open", errno);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw StorageError(path, "cannot stat", errno);
+  if (!S_ISREG(st.st_mode)) throw StorageError(path, "expected a regular file");
+  const auto size = static_cast<size_t>(st.st_size);
+  return std::make_shared<MappedFile>(Token{}, path, map(path, f.fd, size, access), size, access);
+}
+
+std::shared_ptr<MappedFile> MappedFile::create(const std::string& path, size_t size) {
+  UniqueFd f{::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (f.fd < 0) throw StorageError(path, "cannot create", errno);
+  if (size > 0) {
+    // Reserve every block now: writing to a mapped page the disk has no room for is a SIGBUS.
+    int err = ::posix_fallocate(f.fd, 0, static_cast<off_t>(size));
+    if (err == EOPNOTSUPP || err == ENOSYS) {
+      err = ::ftruncate(f.fd, static_cast<off_t>(size)) == 0 ? 0 : errno;  // no fallocate here: best effort
+    }
+    if (err != 0) {
+      ::unlink(path.c_str());
+      throw StorageError(path, absl::StrCat("cannot reserve ", size, " bytes"), err);
+    }
+  }
+  return std::make_shared<MappedFile>(Token{}, path, map(path, f.fd, size, Access::ReadWrite), size,
+                                      Access::ReadWrite);
+}
+
+Buffer MappedFile::region(size_t offset, size_t length) {
+  if (offset > size_ || length > size_ - offset) {
+    throw StorageError(path_, absl::StrCat("expected ", length, " bytes at offset ", offset, ", but the file has ",
+                                           size_, " bytes"));
+  }
+  return Buffer(std::shared_ptr<std::byte>(shared_from_this(), data_ + offset), length, writable());
+}
+
+void MappedFile::advise(Advice advice, size_t offset, size_t length) const {
+  if (!mapped_ || offset >= size_) return;
+  static constexpr int kAdvice[] = {MADV_NORMAL, MADV_SEQUENTIAL, MADV_RANDOM, MADV_WILLNEED, MADV_DONTNEED};
+  // madvise wants a page-aligned start.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t start = offset / page * page;
+  const size_t end = length >= size_ - offset ? size_ : offset + length;
+  ::madvise(data_ + start, end - start, kAdvice[static_cast<int>(advice)]);
+}
+
+void MappedFile::sync() const {
+  if (!mapped_ || !writable()) return;
+  if (::msync(data_, size_, MS_SYNC) != 0) throw StorageError(path_, "cannot write back (msync)", errno);
+}
+
+}  // namespace tessera::array

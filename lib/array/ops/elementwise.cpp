@@ -1,0 +1,219 @@
+#include "tessera/array/ops/elementwise.hpp"
+
+#include <string>
+#include <type_traits>
+
+#include <absl/strings/str_cat.h>
+
+#include "array/array_blocks.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/task.hpp"
+
+namespace tessera::array {
+namespace {
+
+// numpy's order of kinds: bool < integer < float < complex.
+int kind_rank(DType d) {
+  switch (d.kind()) {
+    case 'b': return 0;
+    case 'i':
+    case 'u': return 1;
+    case 'f': return 2;
+    default: return 3;
+  }
+}
+
+DType signed_of_size(size_t bytes) {
+  switch (bytes) {
+    case 1: return DType::int8();
+    case 2: return DType::int16();
+    case 4: return DType::int32();
+    default: return DType::int64();
+  }
+}
+
+// The smallest float (or complex, when `complex`) that holds integers of `bytes`
+// exactly enough for numpy: 1- and 2-byte integers fit float32, wider ones need float64.
+DType float_for_int(size_t bytes, bool complex) {
+  if (complex) return bytes <= 2 ? DType::complex64() : DType::complex128();
+  return bytes <= 2 ? DType::float32() : DType::float64();
+}
+
+// The operation on one element type. Signed integers wrap through unsigned
+// arithmetic (numpy wraps; signed overflow is undefined in C++); on bools `+` is
+// or and `*` is and, as numpy's.
+template <class T>
+T apply(BinaryOp op, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return op == BinaryOp::add ? (a || b) : (a && b);
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    U ua = static_cast<U>(a), ub = static_cast<U>(b);
+    U r = op == BinaryOp::add ? U(ua + ub) : op == BinaryOp::subtract ? U(ua - ub) : U(ua * ub);
+    return static_cast<T>(r);
+  } else if constexpr (std::is_integral_v<T>) {
+    // unsigned: promote to unsigned int at least, so uint16 * uint16 cannot overflow int.
+    using W = std::common_type_t<T, unsigned>;
+    W wa = a, wb = b;
+    return static_cast<T>(op == BinaryOp::add ? W(wa + wb) : op == BinaryOp::subtract ? W(wa - wb) : W(wa * wb));
+  } else {
+    switch (op) {
+      case BinaryOp::add: return a + b;
+      case BinaryOp::subtract: return a - b;
+      case BinaryOp::multiply: return a * b;
+      case BinaryOp::divide: break;
+    }
+    return a / b;
+  }
+}
+
+// out[i] = a[i * sa] op b[i * sb]; a stride of 0 repeats a scalar. The op is
+// fixed per call so each loop vectorizes.
+template <class T>
+void apply_n(BinaryOp op, const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n) {
+  auto loop = [&](auto op_constant) {
+    for (int64_t i = 0; i < n; ++i) out[i] = apply<T>(op_constant(), a[i * sa], b[i * sb]);
+  };
+  switch (op) {
+    case BinaryOp::add: return loop([] { return BinaryOp::add; });
+    case BinaryOp::subtract: return loop([] { return BinaryOp::subtract; });
+    case BinaryOp::multiply: return loop([] { return BinaryOp::multiply; });
+    case BinaryOp::divide: return loop([] { return BinaryOp::divide; });
+  }
+}
+
+// A C-contiguous block of `dtype` with the elements of `x`.
+NDArray as_contiguous(const NDArray& x, DType dtype) {
+  if (x.dtype() != dtype) return x.astype(dtype);
+  return x.is_c_contiguous() ? x : x.copy();
+}
+
+NDArray apply_blocks(BinaryOp op, DType dtype, const NDArray& a, const NDArray& b) {
+  const NDArray ca = as_contiguous(a, dtype), cb = as_contiguous(b, dtype);
+  NDArray out = NDArray::empty(dtype, a.shape());
+  dispatch(dtype, [&]<class T>() {
+    apply_n<T>(op, reinterpret_cast<const T*>(ca.data()), 1, reinterpret_cast<const T*>(cb.data()), 1,
+               out.data<T>(), out.size());
+  });
+  return out;
+}
+
+NDArray apply_scalar(BinaryOp op, DType dtype, const NDArray& a, const Scalar& s, bool scalar_first) {
+  const NDArray ca = as_contiguous(a, dtype);
+  NDArray out = NDArray::empty(dtype, a.shape());
+  dispatch(dtype, [&]<class T>() {
+    const T v = s.to<T>();
+    const T* x = reinterpret_cast<const T*>(ca.data());
+    if (scalar_first) {
+      apply_n<T>(op, &v, 0, x, 1, out.data<T>(), out.size());
+    } else {
+      apply_n<T>(op, x, 1, &v, 0, out.data<T>(), out.size());
+    }
+  });
+  return out;
+}
+
+// The dtype a weak scalar takes next to an array of `array` (NEP 50).
+DType weak_scalar_dtype(DType array, const Scalar& s) {
+  const DType sd = s.dtype();
+  if (kind_rank(sd) <= kind_rank(array)) return array;
+  switch (kind_rank(sd)) {
+    case 1: return DType::int64();
+    case 2: return DType::float64();
+    default: return array == DType::float32() ? DType::complex64() : DType::complex128();
+  }
+}
+
+}  // namespace
+
+std::string_view op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::add: return "add";
+    case BinaryOp::subtract: return "subtract";
+    case BinaryOp::multiply: return "multiply";
+    case BinaryOp::divide: break;
+  }
+  return "true_divide";
+}
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  if (kind_rank(a) > kind_rank(b)) std::swap(a, b);  // a has the lower (or equal) kind
+  if (a.kind() == 'b') return b;
+  if (a.is_integer() && b.is_integer()) {
+    if (a.kind() == b.kind()) return a.itemsize() > b.itemsize() ? a : b;
+    DType s = a.kind() == 'i' ? a : b, u = a.kind() == 'i' ? b : a;
+    if (s.itemsize() > u.itemsize()) return s;
+    return u.itemsize() < 8 ? signed_of_size(2 * u.itemsize()) : DType::float64();
+  }
+  if (a.is_integer()) {  // with a float or complex b
+    DType need = float_for_int(a.itemsize(), b.is_complex());
+    return need.itemsize() > b.itemsize() ? need : b;
+  }
+  if (a.is_floating() && b.is_complex()) {
+    return a == DType::float64() ? DType::complex128() : b;
+  }
+  return a.itemsize() > b.itemsize() ? a : b;  // same kind
+}
+
+DType result_type(BinaryOp op, DType a, DType b) {
+  DType r = promote_types(a, b);
+  if (op == BinaryOp::subtract && r.kind() == 'b') {
+    throw TypeError("numpy boolean subtract, the `-` operator, is not supported on bool arrays; "
+                    "convert them with astype first");
+  }
+  if (op == BinaryOp::divide && (r.kind() == 'b' || r.is_integer())) return DType::float64();
+  return r;
+}
+
+Array elementwise(BinaryOp op, const Array& a, const Array& b) {
+  const std::string name(op_name(op));
+  if (a.shape() != b.shape()) {
+    throw ChunkError(absl::StrCat(name, ": operands have different shapes ", shape_str(a.shape()), " and ",
+                                  shape_str(b.shape()), " (broadcasting is not supported)"));
+  }
+  if (!(a.chunks() == b.chunks())) {
+    throw ChunkError(absl::StrCat(name, ": operands have different chunks ", a.chunks().str(), " and ",
+                                  b.chunks().str(), "; rechunk one of them to the other's chunks"));
+  }
+  const DType dtype = result_type(op, a.dtype(), b.dtype());
+  const std::string out = absl::StrCat(name, "-", token({name, a.name(), b.name()}));
+  Graph layer;
+  auto f = [op, dtype](const NDArray& x, const NDArray& y) { return apply_blocks(op, dtype, x, y); };
+  for_each_block(a.chunks(), [&](absl::Span<const int64_t> idx) {
+    layer.put(Key(out, idx), Task(fn(name, f), ref(a.block_key(idx)), ref(b.block_key(idx))));
+  });
+  return Array(out, a.chunks(), dtype, std::move(layer), {a, b});
+}
+
+Array elementwise(BinaryOp op, const Array& a, const Scalar& s, bool scalar_first) {
+  const std::string name(op_name(op));
+  const DType dtype = result_type(op, a.dtype(), weak_scalar_dtype(a.dtype(), s));
+  dispatch(dtype, [&]<class T>() { (void)s.to<T>(); });  // TypeError now, not in a task
+  // The scalar's exact bytes, so scalars that print alike still get their own tokens.
+  const std::string value = dispatch(s.dtype(), [&]<class T>() {
+    const T v = s.to<T>();
+    return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+  });
+  const std::string out =
+      absl::StrCat(name, "-", token({name, a.name(), s.dtype().str(), value, scalar_first ? "s-a" : "a-s"}));
+  Graph layer;
+  auto f = [op, dtype, s, scalar_first](const NDArray& x) { return apply_scalar(op, dtype, x, s, scalar_first); };
+  for_each_block(a.chunks(), [&](absl::Span<const int64_t> idx) {
+    layer.put(Key(out, idx), Task(fn(name, f), ref(a.block_key(idx))));
+  });
+  return Array(out, a.chunks(), dtype, std::move(layer), {a});
+}
+
+Array astype(const Array& a, DType dtype) {
+  if (a.dtype() == dtype) return a;
+  const std::string out = absl::StrCat("astype-", token({"astype", a.name(), dtype.str()}));
+  Graph layer;
+  auto f = [dtype](const NDArray& x) { return x.astype(dtype); };
+  for_each_block(a.chunks(), [&](absl::Span<const int64_t> idx) {
+    layer.put(Key(out, idx), Task(fn("astype", f), ref(a.block_key(idx))));
+  });
+  return Array(out, a.chunks(), dtype, std::move(layer), {a});
+}
+
+}  // namespace tessera::array

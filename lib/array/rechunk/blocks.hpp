@@ -1,0 +1,115 @@
+// Private: the block-level work of a rechunk — views of boxes, copies of
+// pieces into new blocks — and the graph steps of each method.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+#include <absl/types/span.h>
+
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/ndarray.hpp"
+#include "tessera/array/rechunk/plan.hpp"
+#include "tessera/graph/graph.hpp"
+#include "tessera/graph/key.hpp"
+
+namespace tessera::array::detail {
+
+//! Calls `f(index)` for every index of the grid `extent`, in C order (once for
+//! a 0-d grid, never for a grid with an extent 0).
+void for_each_block(absl::Span<const int64_t> extent, absl::FunctionRef<void(absl::Span<const int64_t>)> f);
+
+//! A view of the box `[start, start + shape)` of `a`.
+NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);
+
+//! The box of `a` as a C-contiguous block: the view when it is one, else a copy.
+NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);
+
+//! One piece of a new block: the box `[source_start, source_start + shape)` of
+//! source `source` goes to `output_start`.
+struct PieceCopy {
+  size_t source = 0;
+  Intersection::Index source_start;
+  Intersection::Index output_start;
+  Intersection::Index shape;
+};
+
+//! How to build one new block from its sources.
+struct BlockAssembly {
+  DType dtype;
+  Shape shape;
+  std::vector<PieceCopy> pieces;
+};
+
+//! Copies every piece of `sources` into `out` (which has the plan's shape).
+//! Throws ChunkError when a source is not the block the plan expects.
+void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan, const NDArray& out);
+
+//! A fresh C-order block built from `sources` by `plan`.
+NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan);
+
+//! For each axis and each old block along it, the new blocks it feeds
+//! (`new_from_old_axis` of every axis): what drives methods that go through
+//! the old blocks one by one.
+using Feeds = std::vector<std::vector<std::vector<int64_t>>>;
+Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks);
+
+//! The part of one old block that goes to one new block: the box
+//! `[source_start, source_start + shape)` of the old block lands at
+//! `target_start` in new block `new_block`.
+struct Shard {
+  Intersection::Index new_block;
+  Intersection::Index source_start;
+  Intersection::Index target_start;
+  Intersection::Index shape;
+};
+
+//! Calls `f` for every shard of old block `in` whose new block lies in
+//! `[new_begin, new_end)` on every axis, in C order of the new blocks.
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
+                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+                    absl::FunctionRef<void(const Shard&)> f);
+
+//! The array a rechunk step reads: block (i, j, ...) is the key (name, i, j, ...).
+struct StepInput {
+  std::string name;
+  Chunks chunks;
+  DType dtype;
+  Key block_key(absl::Span<const int64_t> index) const { return Key(name, index); }
+};
+
+//! The tasks of one rechunk step and the name of the blocks it makes.
+struct Step {
+  std::string name;
+  Graph layer;
+};
+
+//! One step of a rechunk: the chunks it makes and how.
+struct PlannedStep {
+  Chunks chunks;
+  RechunkMethod method = RechunkMethod::tasks;  //!< tasks or shuffle
+  bool empty = false;                           //!< an empty array: blocks made from nothing
+  //! Names the step for tokens: "tasks-fused", "tasks", "shuffle-disk", "shuffle-memory", "empty".
+  std::string label(const RechunkOptions& options) const;
+};
+
+//! The steps from `x` to `target` (none when the chunks are already those):
+//! the method chosen, and for `tasks` the intermediate chunkings planned.
+std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, const RechunkOptions& options);
+
+//! The tasks of one planned step over `x`; `token` makes its names unique.
+Step make_layer(const StepInput& x, const PlannedStep& step, const RechunkOptions& options, const std::string& token);
+
+//! One step by the `tasks` method, fused or not; `token` makes the names unique.
+Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std::string& token);
+
+//! The `shuffle` method, in one step.
+Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& token);
+
+//! An empty array's blocks in new chunks: no task reads the old blocks.
+Step empty_layer(const StepInput& x, const Chunks& chunks, const std::string& token);
+
+}  // namespace tessera::array::detail

@@ -1,0 +1,250 @@
+// The block-level work of a rechunk and the `tasks` method's graph.
+//
+// The `tasks` graph of one step, for each new block J:
+//   - J is one whole old block I: `(merge, J)` is an alias of `(x, I)`;
+//   - fused: `(merge, J)` = rechunk_copy([(x, I) for each old block I it
+//     overlaps], plan), which copies each piece straight into the new block;
+//   - not fused: `(split, n)` = getitem((x, I), box) for each piece that is not
+//     a whole old block (a view, no copy), then `(merge, J)` =
+//     rechunk_concatenate(pieces, plan).
+// A new block made of one part of one old block is that part: a view when the
+// part is C-contiguous, else a copy (downstream kernels take contiguous
+// blocks).
+#include <new>
+#include <string>
+#include <utility>
+
+#include <absl/strings/str_cat.h>
+
+#include "array/rechunk/blocks.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/task.hpp"
+
+namespace tessera::array {
+
+namespace detail {
+
+void for_each_block(absl::Span<const int64_t> extent, absl::FunctionRef<void(absl::Span<const int64_t>)> f) {
+  for (int64_t e : extent) {
+    if (e == 0) return;
+  }
+  std::vector<int64_t> i(extent.size(), 0);
+  while (true) {
+    f(i);
+    size_t a = extent.size();
+    while (a > 0 && ++i[a - 1] == extent[a - 1]) i[--a] = 0;
+    if (a == 0) return;
+  }
+}
+
+NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
+  std::vector<Slice> slices;
+  slices.reserve(start.size());
+  for (size_t k = 0; k < start.size(); ++k) slices.push_back(Slice{start[k], start[k] + shape[k]});
+  return a.slice(slices);
+}
+
+NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
+  NDArray v = box_view(a, start, shape);
+  return v.is_c_contiguous() ? v : v.copy();
+}
+
+Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks) {
+  Feeds feeds;
+  feeds.reserve(maps.size());
+  for (size_t a = 0; a < maps.size(); ++a) feeds.push_back(new_from_old_axis(maps[a], old_chunks[a].size()));
+  return feeds;
+}
+
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
+                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+                    absl::FunctionRef<void(const Shard&)> f) {
+  const size_t ndim = in.size();
+  struct AxisShard {
+    int64_t new_block;
+    const Piece* piece;
+  };
+  // Per axis, what `in` gives the new blocks in range; the shards are their product.
+  std::vector<std::vector<AxisShard>> axis_shards(ndim);
+  std::vector<int64_t> extent(ndim);
+  for (size_t a = 0; a < ndim; ++a) {
+    for (int64_t j : feeds[a][static_cast<size_t>(in[a])]) {
+      if (j < new_begin[a] || j >= new_end[a]) continue;
+      for (const Piece& piece : maps[a][static_cast<size_t>(j)]) {
+        if (piece.block == in[a]) axis_shards[a].push_back({j, &piece});
+      }
+    }
+    extent[a] = static_cast<int64_t>(axis_shards[a].size());
+  }
+  Shard shard;
+  shard.new_block.resize(ndim);
+  shard.source_start.resize(ndim);
+  shard.target_start.resize(ndim);
+  shard.shape.resize(ndim);
+  for_each_block(extent, [&](absl::Span<const int64_t> k) {
+    for (size_t a = 0; a < ndim; ++a) {
+      const AxisShard& s = axis_shards[a][static_cast<size_t>(k[a])];
+      shard.new_block[a] = s.new_block;
+      shard.source_start[a] = s.piece->start;
+      shard.target_start[a] = s.piece->output_start;
+      shard.shape[a] = s.piece->size();
+    }
+    f(shard);
+  });
+}
+
+void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan, const NDArray& out) {
+  for (const PieceCopy& p : plan.pieces) {
+    const NDArray& src = sources.at(p.source);
+    if (src.dtype() != plan.dtype || src.ndim() != plan.shape.size()) {
+      throw ChunkError(absl::StrCat("rechunk: expected a ", plan.dtype.name(), " block of ", plan.shape.size(),
+                                    " axes, found a ", src.describe()));
+    }
+    box_view(out, p.output_start, p.shape).assign(box_view(src, p.source_start, p.shape));
+  }
+}
+
+NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan) {
+  size_t bytes = plan.dtype.itemsize();
+  for (int64_t e : plan.shape) bytes *= static_cast<size_t>(e);
+  NDArray out(Buffer::allocate(bytes), plan.dtype, plan.shape, NDArray::c_strides(plan.shape, plan.dtype.itemsize()),
+              0);
+  copy_pieces(sources, plan, out);
+  return out;
+}
+
+namespace {
+
+using Plan = std::shared_ptr<const BlockAssembly>;
+
+Key input_key(const StepInput& x, const Intersection::Index& block) { return x.block_key(block); }
+
+bool is_whole_block(const Chunks& old_chunks, const Intersection& piece) {
+  for (size_t a = 0; a < piece.shape.size(); ++a) {
+    if (piece.input_start[a] != 0 || piece.shape[a] != old_chunks[a][piece.input_block[a]]) return false;
+  }
+  return true;
+}
+
+// The pieces of new block `out`, in C order of their grid.
+std::vector<Intersection> pieces_of(const std::vector<AxisMap>& maps, absl::Span<const int64_t> out) {
+  std::vector<Intersection> pieces;
+  for_each_intersection(maps, out, [&](const Intersection& x) { pieces.push_back(x); });
+  return pieces;
+}
+
+// `name` is rechunk_copy when the sources are old blocks (fused), and
+// rechunk_concatenate when they are getitem pieces.
+Task assemble_task(std::string name, std::vector<Arg> sources, Plan plan) {
+  std::vector<Arg> args;
+  args.emplace_back(ArgList{std::move(sources)});
+  args.emplace_back(Value(std::move(plan)));
+  return Task::from_args(fn(std::move(name), [](const std::vector<NDArray>& blocks, const Plan& p) {
+                           return assemble_block(blocks, *p);
+                         }),
+                         std::move(args));
+}
+
+// A task cutting `piece` out of `block`: a view (dask's getitem), or with
+// `contiguous` a C-contiguous block (rechunk_view: the view when it is one).
+Task box_task(Key block, const Intersection& piece, bool contiguous) {
+  std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
+  std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
+  return Task(fn(contiguous ? "rechunk_view" : "getitem",
+                 [contiguous](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
+                   return contiguous ? contiguous_box(b, s, n) : box_view(b, s, n);
+                 }),
+              ref(std::move(block)), std::move(start), std::move(shape));
+}
+
+}  // namespace
+
+Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std::string& token) {
+  const std::string merge = "rechunk-merge-" + token;
+  const std::string split = "rechunk-split-" + token;
+  const std::vector<AxisMap> maps = old_to_new(x.chunks.sizes(), chunks.sizes());
+  Graph layer;
+  int64_t splits = 0;
+  for_each_block(chunks.numblocks(), [&](absl::Span<const int64_t> out) {
+    const Key key(merge, out);
+    std::vector<Intersection> pieces = pieces_of(maps, out);
+    if (pieces.size() == 1) {
+      const Intersection& p = pieces.front();
+      if (is_whole_block(x.chunks, p)) {
+        layer.alias(key, input_key(x, p.input_block));
+      } else if (fuse) {
+        layer.put(key, box_task(input_key(x, p.input_block), p, true));
+      } else {
+        const Key s(split, {splits++});
+        layer.put(s, box_task(input_key(x, p.input_block), p, true));
+        layer.alias(key, s);
+      }
+      return;
+    }
+    auto plan = std::make_shared<BlockAssembly>();
+    plan->dtype = x.dtype;
+    plan->shape = chunks.block_shape({out.begin(), out.end()});
+    std::vector<Arg> sources;
+    for (const Intersection& p : pieces) {
+      PieceCopy copy{sources.size(), p.input_start, p.output_start, p.shape};
+      if (fuse || is_whole_block(x.chunks, p)) {
+        sources.emplace_back(ref(input_key(x, p.input_block)));
+      } else {
+        const Key s(split, {splits++});
+        layer.put(s, box_task(input_key(x, p.input_block), p, false));
+        sources.emplace_back(ref(s));
+        copy.source_start.assign(p.shape.size(), 0);  // the getitem already cut the box
+      }
+      plan->pieces.push_back(std::move(copy));
+    }
+    layer.put(key, assemble_task(fuse ? "rechunk_copy" : "rechunk_concatenate", std::move(sources), std::move(plan)));
+  });
+  return {merge, std::move(layer)};
+}
+
+Step empty_layer(const StepInput& x, const Chunks& chunks, const std::string& token) {
+  const std::string name = "rechunk-merge-" + token;
+  Graph layer;
+  const DType dtype = x.dtype;
+  for_each_block(chunks.numblocks(), [&](absl::Span<const int64_t> out) {
+    layer.put(Key(name, out), Task(fn("rechunk_empty", [dtype](const std::vector<int64_t>& shape) {
+                                     return NDArray::empty(dtype, shape);
+                                   }),
+                                   chunks.block_shape({out.begin(), out.end()})));
+  });
+  return {name, std::move(layer)};
+}
+
+std::string PlannedStep::label(const RechunkOptions& options) const {
+  if (empty) return "empty";
+  if (method == RechunkMethod::shuffle) return options.disk ? "shuffle-disk" : "shuffle-memory";
+  return options.fuse ? "tasks-fused" : "tasks";
+}
+
+std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, const RechunkOptions& options) {
+  if (target == x.chunks) return {};
+  int64_t size = 1;
+  for (int64_t e : x.chunks.shape()) size *= e;
+  if (size == 0) return {PlannedStep{target, RechunkMethod::tasks, true}};
+  RechunkMethod method = options.method;
+  if (method == RechunkMethod::automatic) {
+    method = choose_rechunk_method(x.chunks.sizes(), target.sizes(), options.threshold);
+  }
+  if (method == RechunkMethod::shuffle) return {PlannedStep{target, method}};
+  std::vector<PlannedStep> steps;
+  for (ChunkSizes& sizes : plan_rechunk(x.chunks.sizes(), target.sizes(), static_cast<int64_t>(x.dtype.itemsize()),
+                                        {.block_size_limit = options.block_size_limit, .threshold = options.threshold})) {
+    steps.push_back({Chunks(std::move(sizes)), RechunkMethod::tasks});
+  }
+  return steps;
+}
+
+Step make_layer(const StepInput& x, const PlannedStep& step, const RechunkOptions& options, const std::string& token) {
+  if (step.empty) return empty_layer(x, step.chunks, token);
+  if (step.method == RechunkMethod::shuffle) return shuffle_layer(x, step.chunks, options, token);
+  return tasks_layer(x, step.chunks, options.fuse, token);
+}
+
+}  // namespace detail
+
+}  // namespace tessera::array

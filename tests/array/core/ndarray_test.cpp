@@ -1,0 +1,151 @@
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "tessera/array/core/ndarray.hpp"
+#include "tessera/array/core/tensor.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/value.hpp"
+
+using namespace tessera;
+using namespace tessera::array;
+
+namespace {
+
+// 0, 1, 2, ... as a C-ordered array of `shape`.
+NDArray iota(Shape shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  std::vector<double> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0.0);
+  return NDArray::from_vector(v, std::move(shape));
+}
+
+}  // namespace
+
+TEST_CASE("new arrays are 64-byte aligned, C or Fortran ordered, and report nbytes") {
+  NDArray a = NDArray::zeros(DType::float32(), {3, 5});
+  CHECK(reinterpret_cast<uintptr_t>(a.data()) % 64 == 0);
+  CHECK(a.strides() == Strides{20, 4});
+  CHECK(a.nbytes() == 60);
+  CHECK(a.is_c_contiguous());
+  CHECK(!a.is_f_contiguous());
+  CHECK(a.at<float>({2, 4}) == 0.0f);
+  NDArray f = NDArray::empty(DType::int16(), {3, 5}, Order::F);
+  CHECK(f.strides() == Strides{2, 6});
+  CHECK(f.is_f_contiguous());
+  CHECK(Value(a).nbytes() == 60);
+  CHECK(NDArray::full(DType::int32(), {2}, 7).at<int32_t>({1}) == 7);
+  REQUIRE_THROWS_WITH_AS(NDArray::full(DType::uint8(), {2}, -1), doctest::Contains("cannot be represented as uint8"),
+                         TypeError);
+  REQUIRE_THROWS_WITH_AS(NDArray::from_vector(std::vector<double>{1, 2, 3}, {2, 2}),
+                         "from_vector: shape (2, 2) holds 4 elements, found 3 values", Error);
+}
+
+TEST_CASE("slicing with steps returns views that share the buffer") {
+  NDArray a = iota({4, 6});
+  NDArray b = a.slice({Slice{1, 3}, Slice{0, std::nullopt, 2}});  // a[1:3, ::2]
+  CHECK(b.shape() == Shape{2, 3});
+  CHECK(b.buffer().data() == a.buffer().data());
+  CHECK(b.at<double>({0, 0}) == 6);
+  CHECK(b.at<double>({1, 2}) == 16);
+  b.fill(-1);
+  CHECK(a.at<double>({2, 4}) == -1);
+  CHECK(a.at<double>({2, 5}) == 17);
+
+  NDArray r = a.slice({Slice{std::nullopt, std::nullopt, -1}, Slice{-2}});  // a[::-1, -2:]
+  CHECK(r.shape() == Shape{4, 2});
+  CHECK(r.at<double>({0, 0}) == 22);
+  CHECK(r.at<double>({3, 1}) == 5);
+  NDArray row = a.slice({Slice::index(-1)});  // a[-1]
+  CHECK(row.shape() == Shape{6});
+  CHECK(row.at<double>({0}) == 18);
+  CHECK(a.slice({Slice{5, 2}}).shape() == Shape{0, 6});
+  CHECK(a.slice({Slice{3, 0, -2}}).shape() == Shape{2, 6});  // rows 3, 1
+  CHECK(iota({4, 6}).slice({Slice{3, 0, -2}}).at<double>({1, 0}) == 6);
+
+  REQUIRE_THROWS_WITH_AS(a.slice({Slice{0, 1, 0}}), "slice: the step of axis 0 is 0; expected a nonzero step", Error);
+  REQUIRE_THROWS_WITH_AS(a.slice({Slice::index(4)}), doctest::Contains("index 4 is out of range for axis 0"), Error);
+  REQUIRE_THROWS_AS(a.slice({Slice{}, Slice{}, Slice{}}), Error);
+}
+
+TEST_CASE("copy makes a contiguous array; Fortran data is a view with F strides") {
+  NDArray a = iota({3, 4});
+  NDArray s = a.slice({Slice{}, Slice{1, std::nullopt, 2}});
+  CHECK(!s.is_c_contiguous());
+  NDArray c = s.copy();
+  CHECK(c.is_c_contiguous());
+  CHECK(array_equal(c, s));
+  CHECK(c.buffer().data() != a.buffer().data());
+  NDArray f = a.copy(Order::F);
+  CHECK(f.is_f_contiguous());
+  CHECK(array_equal(f, a));
+  CHECK(f.transpose().is_c_contiguous());
+  CHECK(f.transpose().at<double>({3, 2}) == 11);
+  CHECK(a.transpose({1, 0}).shape() == Shape{4, 3});
+  REQUIRE_THROWS_WITH_AS(a.transpose({0, 0}), doctest::Contains("expected a permutation of the 2 axes"), Error);
+  CHECK(a.reshape({2, 6}).at<double>({1, 0}) == 6);
+  REQUIRE_THROWS_WITH_AS(s.reshape({6}), doctest::Contains("is not C-contiguous"), Error);
+}
+
+TEST_CASE("tensor maps C-contiguous arrays row-major and refuses the wrong type, rank or layout") {
+  NDArray a = iota({3, 4});
+  auto t = a.tensor<const double, 2>();
+  CHECK(t.dimension(0) == 3);
+  CHECK(t(2, 1) == 9);
+  Eigen::Tensor<double, 0, Eigen::RowMajor> total = t.sum();
+  CHECK(total() == 66);
+  NDArray out = NDArray::empty(DType::float64(), {3, 4});
+  out.tensor<double, 2>() = t * 2.0 + 1.0;
+  CHECK(out.at<double>({2, 3}) == 23);
+  NDArray v = from_tensor(Eigen::Tensor<float, 1, Eigen::RowMajor>(5).setConstant(1.5f));
+  CHECK(v.dtype() == DType::float32());
+  CHECK(v.at<float>({4}) == 1.5f);
+
+  REQUIRE_THROWS_WITH_AS((a.tensor<float, 2>()), "expected elements of type float32, found a float64 array of shape (3, 4)",
+                         TypeError);
+  REQUIRE_THROWS_WITH_AS((a.tensor<double, 3>()), "tensor: expected rank 3, found a float64 array of shape (3, 4) (rank 2)",
+                         TypeError);
+  REQUIRE_THROWS_WITH_AS((a.slice({Slice{}, Slice{0, 4, 2}}).tensor<double, 2>()),
+                         doctest::Contains("is not C-contiguous; copy() it first"), Error);
+  REQUIRE_THROWS_WITH_AS((a.copy(Order::F).tensor<double, 2>()), doctest::Contains("or take its transpose()"), Error);
+  CHECK(a.copy(Order::F).transpose().tensor<const double, 2>()(3, 2) == 11);
+  NDArray odd(Buffer::allocate(17, /*zero=*/true), DType::float64(), {2}, {8}, 1);  // a view at byte 1
+  CHECK(odd.at<double>({1}) == odd.copy().at<double>({1}));
+  REQUIRE_THROWS_WITH_AS((odd.tensor<const double, 1>()), doctest::Contains("not aligned to 8 bytes"), Error);
+}
+
+TEST_CASE("assign and astype copy between layouts and dtypes") {
+  NDArray a = iota({2, 3});
+  NDArray f = NDArray::zeros(DType::float64(), {2, 3}, Order::F);
+  f.assign(a);
+  CHECK(array_equal(f, a));
+  NDArray i = a.astype(DType::int8());
+  CHECK(i.dtype() == DType::int8());
+  CHECK(i.at<int8_t>({1, 2}) == 5);
+  NDArray z = a.astype(DType::complex64());
+  CHECK(z.at<std::complex<float>>({1, 1}) == std::complex<float>(4, 0));
+  CHECK(z.astype(DType::bool_()).at<bool>({0, 0}) == false);
+  CHECK(z.astype(DType::bool_()).at<bool>({0, 1}) == true);
+  REQUIRE_THROWS_WITH_AS(f.assign(i), "assign: expected a float64 array of shape (2, 3), found a int8 array of shape (2, 3)",
+                         Error);
+  NDArray nan = NDArray::full(DType::float64(), {2}, std::nan(""));
+  CHECK(array_equal(nan, nan.copy()));
+  CHECK(!array_equal(a, a.astype(DType::float32())));
+}
+
+TEST_CASE("views are checked against their buffer, and read-only buffers refuse writes") {
+  Buffer b = Buffer::allocate(64);
+  CHECK(NDArray(b, DType::float64(), {8}, {8}, 0).size() == 8);
+  CHECK(NDArray(b, DType::float64(), {8}, {-8}, 56).at<double>({0}) == NDArray(b, DType::float64(), {8}, {8}, 0).at<double>({7}));
+  REQUIRE_THROWS_WITH_AS(NDArray(b, DType::float64(), {9}, {8}, 0), doctest::Contains("reaches outside the buffer of 64 bytes"),
+                         Error);
+  REQUIRE_THROWS_AS(NDArray(b, DType::float64(), {8}, {-8}, 0), Error);
+  REQUIRE_THROWS_AS(NDArray(b, DType::float64(), {2}, {8, 8}, 0), Error);
+  Buffer ro(std::shared_ptr<std::byte>(b.data(), [keep = b](std::byte*) {}), 64, false);
+  NDArray r(ro, DType::float64(), {8}, {8}, 0);
+  CHECK(r.data<const double>() != nullptr);
+  REQUIRE_THROWS_WITH_AS(r.data<double>(), doctest::Contains("is read-only"), Error);
+  REQUIRE_THROWS_WITH_AS(r.fill(1), doctest::Contains("is read-only"), Error);
+  REQUIRE_THROWS_WITH_AS((r.tensor<double, 1>()), doctest::Contains("ask for const float64 elements"), Error);
+}

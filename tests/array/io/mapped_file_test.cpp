@@ -1,0 +1,55 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "array/support.hpp"
+#include "tessera/array/io/mapped_file.hpp"
+#include "tessera/graph/error.hpp"
+
+using namespace tessera;
+using namespace tessera::array;
+using namespace tessera::array::testing;
+
+TEST_CASE("mapped files: create reserves and zeroes, regions keep the mapping alive") {
+  TempDir dir;
+  Buffer tail;
+  {
+    auto f = MappedFile::create(dir / "f.bin", 10000);
+    CHECK(f->size() == 10000);
+    CHECK(f->writable());
+    CHECK(f->data()[9999] == std::byte{0});
+    std::memcpy(f->data() + 4096, "tessera", 7);
+    f->advise(Advice::Sequential);
+    f->advise(Advice::WillNeed, 5000, 100);
+    f->sync();
+    tail = f->region(4096, 7);
+  }
+  CHECK(std::memcmp(tail.data(), "tessera", 7) == 0);  // the MappedFile handle is gone, the mapping is not
+  auto r = MappedFile::open(dir / "f.bin");
+  CHECK(!r->writable());
+  CHECK(!r->region(0, 10).writable());
+  CHECK(std::memcmp(r->data() + 4096, "tessera", 7) == 0);
+  REQUIRE_THROWS_WITH_AS(r->region(9990, 11), doctest::Contains("expected 11 bytes at offset 9990, but the file has 10000"),
+                         StorageError);
+  auto empty = MappedFile::create(dir / "empty.bin", 0);
+  CHECK(empty->data() != nullptr);
+  CHECK(MappedFile::open(dir / "empty.bin")->size() == 0);
+}
+
+TEST_CASE("mapped files: errors name the path and the errno text") {
+  TempDir dir;
+  const std::string expected = (dir / "nope") + ": cannot open: No such file or directory";
+  REQUIRE_THROWS_WITH_AS(MappedFile::open(dir / "nope"), expected.c_str(), StorageError);
+  REQUIRE_THROWS_WITH_AS(MappedFile::create(dir / "no/such/dir/f", 10), doctest::Contains("cannot create: No such file"),
+                         StorageError);
+  // More than any disk holds: posix_fallocate fails up front (ENOSPC or EFBIG), no SIGBUS later.
+  REQUIRE_THROWS_WITH_AS(MappedFile::create(dir / "huge", size_t{1} << 60), doctest::Contains("cannot reserve"),
+                         StorageError);
+  CHECK(!std::filesystem::exists(dir / "huge"));
+  try {
+    MappedFile::open(dir / "nope");
+  } catch (const StorageError& e) {
+    CHECK(e.path() == dir / "nope");
+    CHECK(e.error_code() == ENOENT);
+  }
+}

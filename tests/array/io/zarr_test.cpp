@@ -1,0 +1,194 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "array/support.hpp"
+#include "tessera/array/io/zarr.hpp"
+#include "tessera/graph/error.hpp"
+
+using namespace tessera;
+using namespace tessera::array;
+using namespace tessera::array::testing;
+
+namespace {
+
+// The whole array, block by block, through read_chunk.
+NDArray read_all(const zarr::Store& z) {
+  NDArray out = NDArray::empty(z.dtype(), z.shape());
+  const Chunks& c = z.chunks();
+  std::vector<int64_t> block(c.ndim(), 0);
+  for (int64_t n = 0; n < c.total_blocks(); ++n) {
+    int64_t rest = n;
+    for (size_t a = c.ndim(); a-- > 0;) {
+      block[a] = rest % c.numblocks(a);
+      rest /= c.numblocks(a);
+    }
+    std::vector<Slice> where;
+    for (size_t a = 0; a < c.ndim(); ++a) where.emplace_back(c.offsets(a)[block[a]], c.offsets(a)[block[a] + 1]);
+    out.slice(where).assign(z.read_chunk(block));
+  }
+  return out;
+}
+
+const char* const kNames = R"(
+NAMES = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+         'float32', 'float64', 'complex64', 'complex128']
+import sys, os, zarr
+d = sys.argv[0].rsplit('/', 1)[0]
+)";
+
+}  // namespace
+
+TEST_CASE("zarr: arrays python3-zarr writes read chunk by chunk, edge chunks trimmed, missing ones filled") {
+  TempDir dir;
+  run_python(dir, std::string(kPythonPattern) + kNames + R"(
+for name in NAMES:
+    z = zarr.open(f'{d}/{name}', mode='w', shape=(7, 5), chunks=(3, 2), dtype=name, compressor=None)
+    z[...] = pattern(name, (7, 5))
+z = zarr.open(f'{d}/holes', mode='w', shape=(7, 5), chunks=(3, 2), dtype='<f8', compressor=None, fill_value=-1.5)
+z[...] = pattern('<f8', (7, 5))
+os.remove(f'{d}/holes/1.1')
+z = zarr.open(f'{d}/nested', mode='w', shape=(4, 4), chunks=(3, 3), dtype='<i2', compressor=None,
+              dimension_separator='/')
+z[...] = pattern('<i2', (4, 4))
+z = zarr.open(f'{d}/fortran', mode='w', shape=(5, 4), chunks=(2, 3), dtype='<u4', compressor=None, order='F')
+z[...] = pattern('<u4', (5, 4))
+z = zarr.open(f'{d}/nan', mode='w', shape=(3,), chunks=(2,), dtype='<f4', compressor=None, fill_value=float('nan'))
+z = zarr.open(f'{d}/scalar', mode='w', shape=(), dtype='<c16', compressor=None)
+z[...] = 3 - 4j
+)");
+  for (int i = 0; i < DType::count; ++i) {
+    const DType dtype = static_cast<DType::Id>(i);
+    CAPTURE(dtype.name());
+    zarr::Store z = zarr::open(dir / dtype.name());
+    CHECK(z.dtype() == dtype);
+    CHECK(z.chunks() == Chunks({{3, 3, 1}, {2, 2, 1}}));
+    CHECK(z.read_chunk({2, 2}).shape() == Shape{1, 1});
+    CHECK(!z.read_chunk({0, 0}).writable());
+    CHECK(array_equal(read_all(z), pattern_array(dtype, {7, 5})));
+  }
+  zarr::Store holes = zarr::open(dir / "holes");
+  CHECK(!holes.has_chunk({1, 1}));
+  CHECK(holes.metadata().fill_value == Scalar(-1.5));
+  NDArray expected = pattern_array(DType::float64(), {7, 5});
+  expected.slice({Slice{3, 6}, Slice{2, 4}}).fill(-1.5);
+  CHECK(array_equal(read_all(holes), expected));
+  CHECK(holes.chunk_key({1, 1}) == "1.1");
+
+  zarr::Store nested = zarr::open(dir / "nested");
+  CHECK(nested.chunk_key({1, 0}) == "1/0");
+  CHECK(array_equal(read_all(nested), pattern_array(DType::int16(), {4, 4})));
+  zarr::Store fortran = zarr::open(dir / "fortran");
+  CHECK(fortran.read_chunk({0, 0}).is_f_contiguous());
+  CHECK(array_equal(read_all(fortran), pattern_array(DType::uint32(), {5, 4})));
+  zarr::Store nan = zarr::open(dir / "nan");
+  CHECK(std::isnan(nan.read_chunk({1}).at<float>({0})));
+  zarr::Store scalar = zarr::open(dir / "scalar");
+  CHECK(scalar.chunk_key({}) == "0");
+  CHECK(scalar.read_chunk({}).at<std::complex<double>>({}) == std::complex<double>(3, -4));
+}
+
+TEST_CASE("zarr: arrays tessera creates read in python3-zarr") {
+  TempDir dir;
+  for (int i = 0; i < DType::count; ++i) {
+    const DType dtype = static_cast<DType::Id>(i);
+    zarr::Store z = zarr::create(dir / dtype.name(), dtype, {7, 5}, {3, 2});
+    NDArray all = pattern_array(dtype, {7, 5});
+    const Chunks& c = z.chunks();
+    for (int64_t bi = 0; bi < c.numblocks(0); ++bi) {
+      for (int64_t bj = 0; bj < c.numblocks(1); ++bj) {
+        NDArray part = all.slice({Slice{c.offsets(0)[bi], c.offsets(0)[bi + 1]},
+                                  Slice{c.offsets(1)[bj], c.offsets(1)[bj + 1]}});
+        if ((bi + bj) % 2 == 0) z.write_chunk({bi, bj}, part);
+        else z.map_chunk({bi, bj}).assign(part);  // straight into the mapped chunk file
+      }
+    }
+  }
+  // Edge chunks are padded with the fill value; a chunk never written reads as it.
+  zarr::Store f = zarr::create(dir / "fill", DType::int32(), {5, 3}, {2, 2}, -7);
+  f.write_chunk({2, 1}, NDArray::full(DType::int32(), {1, 1}, 9));
+  f.map_chunk({0, 1}).fill(4);
+  zarr::create(dir / "nofill", DType::float64(), {2}, {2}, std::nullopt);
+  zarr::create(dir / "nanfill", DType::complex64(), {2}, {2}, std::complex<double>(NAN, -INFINITY));
+  std::string out = run_python(dir, std::string(kPythonPattern) + kNames + R"(
+for name in NAMES:
+    z = zarr.open(f'{d}/{name}', mode='r')
+    assert z.dtype == np.dtype(name) and z.chunks == (3, 2) and z.compressor is None, name
+    assert np.array_equal(z[...], pattern(name, (7, 5))), (name, z[...])
+f = zarr.open(f'{d}/fill', mode='r')
+assert f.fill_value == -7
+e = np.full((5, 3), -7, dtype='<i4'); e[4, 2] = 9; e[0:2, 2] = 4
+assert np.array_equal(f[...], e), f[...]
+raw = np.fromfile(f'{d}/fill/2.1', dtype='<i4').reshape(2, 2)
+assert np.array_equal(raw, [[9, -7], [-7, -7]]), raw
+assert zarr.open(f'{d}/nofill', mode='r').fill_value is None
+c = zarr.open(f'{d}/nanfill', mode='r').fill_value
+assert np.isnan(c.real) and c.imag == -np.inf, c
+print('ok')
+)");
+  CHECK(out == "ok\n");
+}
+
+TEST_CASE("zarr: compressed arrays and filters are refused naming the codec") {
+  TempDir dir;
+  run_python(dir, std::string(kNames) + R"(
+zarr.open(f'{d}/blosc', mode='w', shape=(4,), chunks=(2,), dtype='<f8')
+from numcodecs import Zlib, Delta
+zarr.open(f'{d}/zlib', mode='w', shape=(4,), chunks=(2,), dtype='<f8', compressor=Zlib())
+zarr.open(f'{d}/delta', mode='w', shape=(4,), chunks=(2,), dtype='<f8', compressor=None, filters=[Delta('<f8')])
+)");
+  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "blosc"), doctest::Contains("compressor 'blosc'"), StorageError);
+  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "zlib"), doctest::Contains("compressor 'zlib'"), StorageError);
+  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "delta"), doctest::Contains("filters are not supported: 'delta'"),
+                         StorageError);
+}
+
+TEST_CASE("zarr: bad metadata, wrong chunk sizes and misuse give clear errors") {
+  TempDir dir;
+  const std::string good = zarr::format_metadata({{4, 3}, {2, 2}, DType::int16(), Scalar(0), Order::C, '.'});
+  auto fails_with = [&](const std::string& text, const std::string& message) {
+    CAPTURE(text);
+    std::filesystem::create_directories(dir / "bad");
+    write_bytes(dir / "bad/.zarray", text);
+    REQUIRE_THROWS_WITH_AS(zarr::open(dir / "bad"), doctest::Contains(message.c_str()), StorageError);
+  };
+  auto with = [&](const char* key, const std::string& value) {
+    auto meta = nlohmann::json::parse(good);
+    if (value.empty()) meta.erase(key);
+    else meta[key] = nlohmann::json::parse(value);
+    return meta.dump();
+  };
+  fails_with("", "expected JSON");
+  fails_with("{\"zarr_format\": 2,", "expected JSON");
+  fails_with("[2]", "expected a JSON object");
+  fails_with(with("zarr_format", "3"), "expected zarr_format 2, found 3");
+  fails_with(with("shape", ""), "expected the key \"shape\"");
+  fails_with(with("shape", "[4, -3]"), "expected \"shape\" to hold non-negative integers");
+  fails_with(with("shape", "\"big\""), "expected \"shape\" to be a list of integers");
+  fails_with(with("chunks", "[2, 0]"), "expected \"chunks\" to hold positive integers");
+  fails_with(with("chunks", "[2]"), "expected one chunk size per axis of shape (4, 3), found chunks (2,)");
+  fails_with(with("chunks", "[4294967296, 4294967296]"), "is too large");
+  fails_with(with("dtype", "\"<U4\""), "unknown dtype '<U4'");
+  fails_with(with("dtype", "[[\"a\", \"<f8\"]]"), "expected \"dtype\" to be a type string");
+  fails_with(with("order", "\"K\""), "expected order \"C\" or \"F\"");
+  fails_with(with("fill_value", "\"x\""), "expected a int16 fill_value, found \"x\"");
+  fails_with(with("fill_value", "70000"), "cannot be represented as int16");
+  fails_with(with("dimension_separator", "\"-\""), "expected dimension_separator");
+  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "none"), doctest::Contains("none/.zarray: cannot open"), StorageError);
+
+  zarr::Store z = zarr::create(dir / "z", DType::int16(), {4, 3}, {2, 2});
+  write_bytes(dir / "z/1.0", std::string(7, 'x'));
+  REQUIRE_THROWS_WITH_AS(z.read_chunk({1, 0}),
+                         doctest::Contains("expected an uncompressed chunk of 8 bytes (int16 (2, 2)), found 7 bytes"),
+                         StorageError);
+  REQUIRE_THROWS_WITH_AS(z.read_chunk({2, 0}), doctest::Contains("the axis has 2 blocks"), ChunkError);
+  REQUIRE_THROWS_WITH_AS(z.write_chunk({1, 1}, NDArray::zeros(DType::int16(), {2, 2})),
+                         doctest::Contains("expected a int16 array of shape (2, 1), found a int16 array of shape (2, 2)"),
+                         Error);
+  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "z").map_chunk({0, 0}), doctest::Contains("opened read-only"), StorageError);
+  REQUIRE_THROWS_WITH_AS(zarr::create(dir / "z", DType::int16(), {4, 3}, {2, 2}), doctest::Contains("exists here already"),
+                         StorageError);
+  REQUIRE_THROWS_WITH_AS(zarr::create(dir / "c", DType::int16(), {4, 3}, {2, 0}),
+                         "zarr chunks (2, 0): expected positive sizes, found 0 for axis 1", ChunkError);
+  REQUIRE_THROWS_AS(zarr::create(dir / "u", DType::uint8(), {4}, {2}, -1), TypeError);
+}

@@ -1,0 +1,123 @@
+// Tests of `tessera rechunk SRC DST ...`: the result, refusing to overwrite,
+// bad usage, and a failing source leaving neither DST nor scratch behind.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "array/rechunk/test_util.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/io/npy.hpp"
+#include "tessera/array/ops/store.hpp"
+#include "tessera/array/io/zarr.hpp"
+
+using namespace tessera::array;
+using testing::iota;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int status;
+  std::string err;
+};
+
+// Runs `tessera ARGS` in `dir`.
+Run tool(const fs::path& dir, const std::string& args) {
+  const char* exe = std::getenv("TESSERA_TOOL");
+  REQUIRE_MESSAGE(exe != nullptr, "TESSERA_TOOL is not set (run through meson test)");
+  const fs::path err = dir / "stderr.txt";
+  const std::string cmd = "cd " + dir.string() + " && " + exe + " " + args + " >/dev/null 2>" + err.string();
+  const int rc = std::system(cmd.c_str());
+  std::stringstream text;
+  text << std::ifstream(err).rdbuf();
+  fs::remove(err);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text.str()};
+}
+
+NDArray read_zarr(const fs::path& path) { return from_zarr(path.string()).compute(); }
+
+}  // namespace
+
+TEST_CASE("tessera rechunk: .npy to zarr and zarr to zarr, by each method") {
+  TempDir dir;
+  const NDArray data = iota({60, 45}, DType::float64());
+  npy::save((dir.path / "a.npy").string(), data);
+  for (const std::string method : {"auto", "tasks", "shuffle"}) {
+    CAPTURE(method);
+    const Run r = tool(dir.path, "rechunk a.npy b.zarr --chunks -1,8 --max-mem 32KiB --workers 2 --method " + method);
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(zarr::open((dir.path / "b.zarr").string()).metadata().chunk_shape == Shape{60, 8});
+    CHECK(array_equal(read_zarr(dir.path / "b.zarr"), data));
+    const Run r2 = tool(dir.path, "rechunk b.zarr c.zarr --chunks 7,keep --no-progress --method " + method);
+    REQUIRE_MESSAGE(r2.status == 0, r2.err);
+    CHECK(zarr::open((dir.path / "c.zarr").string()).metadata().chunk_shape == Shape{7, 8});
+    CHECK(array_equal(read_zarr(dir.path / "c.zarr"), data));
+    fs::remove_all(dir.path / "b.zarr");
+    fs::remove_all(dir.path / "c.zarr");
+  }
+  CHECK(dir.entries() == 1);  // a.npy: no scratch, no temporary store
+}
+
+TEST_CASE("tessera rechunk: rows to columns with auto writes shards straight into the chunk files") {
+  TempDir dir;
+  const NDArray data = iota({64, 8192}, DType::float64());
+  store(from_ndarray(data, {8, -1}), (dir.path / "rows.zarr").string());
+  const Run r = tool(dir.path, "rechunk rows.zarr cols.zarr --chunks -1,1024 --workers 2 --no-progress");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("(blocks (64, 1024), shards written straight into its chunk files)") != std::string::npos);
+  CHECK(array_equal(read_zarr(dir.path / "cols.zarr"), data));
+  const Run back = tool(dir.path, "rechunk cols.zarr rows2.zarr --chunks 8,-1 --workers 2 --no-progress");
+  REQUIRE_MESSAGE(back.status == 0, back.err);
+  CHECK(back.err.find("rechunked, then stored") != std::string::npos);
+  CHECK(array_equal(read_zarr(dir.path / "rows2.zarr"), data));
+}
+
+TEST_CASE("tessera rechunk: an existing DST is refused unless --overwrite") {
+  TempDir dir;
+  npy::save((dir.path / "a.npy").string(), iota({10, 10}, DType::float64()));
+  fs::create_directories(dir.path / "b.zarr");
+  const Run r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("b.zarr: exists; pass --overwrite to replace it") != std::string::npos);
+  const Run ok = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --overwrite");
+  REQUIRE_MESSAGE(ok.status == 0, ok.err);
+  CHECK(array_equal(read_zarr(dir.path / "b.zarr"), iota({10, 10}, DType::float64())));
+}
+
+TEST_CASE("tessera rechunk: bad usage says what was expected") {
+  TempDir dir;
+  npy::save((dir.path / "a.npy").string(), iota({10, 10}, DType::float64()));
+  Run r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,x");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--chunks: expected a block size, -1, auto or keep per axis, found 'x'") != std::string::npos);
+  r = tool(dir.path, "rechunk a.npy b.zarr");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--chunks is required") != std::string::npos);
+  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --method fast");
+  CHECK(r.err.find("--method: expected auto, tasks or shuffle, found 'fast'") != std::string::npos);
+  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5,5");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("rechunk: expected chunks for 2 axes, found 3") != std::string::npos);
+  r = tool(dir.path, "rechunk missing.npy b.zarr --chunks 5,5");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("missing.npy") != std::string::npos);
+  CHECK(!fs::exists(dir.path / "b.zarr"));
+}
+
+TEST_CASE("tessera rechunk: a failing read during a shuffle leaves no DST and no scratch file") {
+  TempDir dir;
+  fs::create_directories(dir.path / "scratch");
+  store(from_ndarray(iota({16, 16}, DType::float64()), {2, 16}), (dir.path / "a.zarr").string());
+  fs::resize_file(dir.path / "a.zarr" / "5.0", 10);  // a chunk file of the wrong size
+  const Run r = tool(dir.path, "rechunk a.zarr b.zarr --chunks 16,2 --method shuffle --scratch scratch");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("5.0") != std::string::npos);
+  CHECK(!fs::exists(dir.path / "b.zarr"));
+  CHECK(fs::is_empty(dir.path / "scratch"));
+  CHECK(dir.entries() == 2);  // a.zarr and scratch/: no temporary store left
+}

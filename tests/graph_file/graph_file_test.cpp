@@ -1,0 +1,131 @@
+// The tessera-graph/1 loader (graph module; tested here beside its users).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "optimize/evaluate.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph_file/graph_file.hpp"
+
+using namespace tessera;
+
+namespace {
+
+// A graph file in a temporary directory, removed afterwards.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    char dir[] = "/tmp/tessera-graph-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    dir_ = dir;
+    path_ = dir_ + "/g.json";
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() {
+    std::remove(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
+
+std::string file_with_tasks(const std::string& tasks, const std::string& outputs = R"([["b", 0]])") {
+  return R"({"format": "tessera-graph/1", "name": "t", "source": "test", "tasks": [)" + tasks +
+         R"(], "outputs": )" + outputs + "}";
+}
+
+const std::string kTasks =
+    R"({"key": "lit", "deps": [], "func": "literal", "nbytes": 16},
+       {"key": ["a", 0], "deps": ["lit"], "func": "make", "nbytes": 100},
+       {"key": ["b", 0], "deps": [["a", 0], "lit"], "func": "combine", "nbytes": 40},
+       {"key": ["c", "extra", 1.5, 2], "deps": [["b", 0]], "func": "literal", "nbytes": 40})";
+
+}  // namespace
+
+TEST_CASE("a graph file loads as synthetic tasks of the recorded sizes") {
+  TempFile f(file_with_tasks(kTasks));
+  GraphFile g = load_graph_file(f.path());
+  CHECK(g.name == "t");
+  CHECK(g.source == "test");
+  REQUIRE(g.graph.size() == 4);
+  CHECK(g.graph.at("lit").is_literal());
+  const Task& b = g.graph.at(Key("b", {0})).task();
+  CHECK(b.function_name() == "combine");
+  CHECK(b.dependencies() == std::vector<Key>{Key("a", {0}), "lit"});
+  CHECK(g.outputs == std::vector<Key>{Key("b", {0})});
+  CHECK(g.nbytes == std::vector<uint64_t>{16, 100, 40, 40});
+  CHECK(!g.reference);
+  Value v = testing::evaluate(g.graph, Key("b", {0}));
+  CHECK(v.nbytes() == 40);
+  CHECK(v.as<SyntheticResult>().data.size() == 40);
+  // A literal with one dependency is dask's alias; a non-integer element folds into the name.
+  CHECK(g.graph.at(Key("c/extra/1.5", {2})).is_alias());
+}
+
+TEST_CASE("a graph file's reference figures load") {
+  TempFile f(R"({"format": "tessera-graph/1", "tasks": [{"key": "x", "deps": [], "func": "f", "nbytes": 8}],
+    "outputs": ["x"], "reference": {"tool": "dask", "dask_order": {"\"x\"": 0}, "order_max_pressure": 1,
+    "sync_max_held": 1, "sync_max_held_bytes": 8}})");
+  GraphFile g = load_graph_file(f.path());
+  REQUIRE(g.reference);
+  CHECK(g.reference->tool == "dask");
+  CHECK(g.reference->dask_order.at("x") == 0);
+  CHECK(g.reference->order_max_pressure == 1u);
+  CHECK(g.reference->sync_max_held == 1u);
+  CHECK(g.reference->sync_max_held_bytes == 8u);
+}
+
+TEST_CASE("an unreadable graph file is a StorageError naming the path") {
+  REQUIRE_THROWS_WITH_AS(load_graph_file("/nonexistent/g.json"),
+                         "/nonexistent/g.json: cannot open graph file: No such file or directory", StorageError);
+}
+
+TEST_CASE("bad JSON is a StorageError naming the file") {
+  TempFile f(R"({"format": "tessera-graph/1", "tasks": [)");
+  REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()),
+                         doctest::Contains((f.path() + ": not valid JSON: ").c_str()), StorageError);
+}
+
+TEST_CASE("malformed fields are StorageErrors saying what was expected") {
+  TempFile wrong_format(R"({"format": "tessera-graph/2", "tasks": [], "outputs": []})");
+  REQUIRE_THROWS_WITH_AS(load_graph_file(wrong_format.path()),
+                         (wrong_format.path() + ": expected format \"tessera-graph/1\", found \"tessera-graph/2\"").c_str(),
+                         StorageError);
+  TempFile no_deps(file_with_tasks(R"({"key": "x", "func": "f", "nbytes": 1})", "[]"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(no_deps.path()),
+                         (no_deps.path() + ": tasks[0] has no \"deps\" field").c_str(), StorageError);
+  TempFile bad_key(file_with_tasks(R"({"key": 7, "deps": [], "func": "f", "nbytes": 1})", "[]"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(bad_key.path()),
+                         (bad_key.path() + ": tasks[0].key: expected a key (a string or [name, i, ...]), found 7").c_str(),
+                         StorageError);
+  TempFile twice(file_with_tasks(R"({"key": "x", "deps": [], "func": "f", "nbytes": 1},
+                                    {"key": "x", "deps": [], "func": "f", "nbytes": 1})", "[]"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(twice.path()),
+                         (twice.path() + ": tasks[1]: the key x appears twice").c_str(), StorageError);
+}
+
+TEST_CASE("a dependency that is not a key is a MissingKeyError naming the file and the task") {
+  TempFile f(file_with_tasks(R"({"key": ["b", 0], "deps": [["a", 9]], "func": "f", "nbytes": 1})"));
+  REQUIRE_THROWS_WITH_AS(
+      load_graph_file(f.path()),
+      (f.path() + ": missing key ('a', 9): task ('b', 0) depends on it, but the graph has no such key").c_str(),
+      MissingKeyError);
+  TempFile out(file_with_tasks(R"({"key": "x", "deps": [], "func": "f", "nbytes": 1})", R"(["y"])"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(out.path()),
+                         (out.path() + ": outputs: missing key y: it was requested, but the graph has no such key").c_str(),
+                         MissingKeyError);
+}
+
+TEST_CASE("a cycle is a CycleError naming the file and printing the cycle") {
+  TempFile f(file_with_tasks(R"({"key": "p", "deps": ["q"], "func": "f", "nbytes": 1},
+                                {"key": "q", "deps": ["p"], "func": "f", "nbytes": 1})",
+                             R"(["p"])"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()), (f.path() + ": cycle in graph: p -> q -> p").c_str(), CycleError);
+}
