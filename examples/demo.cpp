@@ -1,6 +1,6 @@
 // demo — tessera's main job: a 2-D FFT of an array larger than the memory it may use.
 //
-//   build/examples/demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--dir DIR] [--keep]
+//   build/examples/demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--dir DIR] [--keep] [--input IMAGE]
 //
 // 1. Generates a zarr store (uncompressed) of float32 noise plus three plane
 //    waves of known frequencies, `--size` bytes, chunked by rows.
@@ -17,7 +17,9 @@
 // the scratch store. Blocks are sized from --max-mem so that the workers' blocks,
 // the FFTs' buffers and the partial sums stay under it; the data itself lives in
 // the page cache, not in the process. The stores go in a new folder under --dir
-// (default $TMPDIR or /tmp), removed at the end unless --keep.
+// (default $TMPDIR or /tmp), removed at the end unless --keep. `--input` skips
+// step 1 and transforms the image.zarr a `--keep` run left (bench/fft times the
+// steps this way); its size is the store's, and its waves those the demo plants.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -38,6 +40,7 @@
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/fft.hpp"
 #include "tessera/array/ops/store.hpp"
+#include "tessera/array/io/zarr.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/graph/error.hpp"
@@ -54,11 +57,12 @@ struct Settings {
   int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string dir;
   bool keep = false;
+  std::string input;  // an image.zarr a previous run kept; empty: generate one
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
-               "demo: %s\nusage: demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--dir DIR] [--keep]\n",
+               "demo: %s\nusage: demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--dir DIR] [--keep] [--input IMAGE]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -82,6 +86,8 @@ Settings parse(int argc, char** argv) {
         s.workers = std::stoi(value());
       } else if (a == "--dir") {
         s.dir = value();
+      } else if (a == "--input") {
+        s.input = value();
       } else if (a == "--keep") {
         s.keep = true;
       } else {
@@ -265,7 +271,16 @@ int run(const Settings& s, const fs::path& work) {
   // The image: columns a power of two near sqrt(size / 4), rows to make up the size.
   int64_t cols = 1;
   while (cols * cols * 4 < s.size) cols *= 2;
-  const int64_t rows = std::max<int64_t>(s.size / (4 * cols), 16);
+  int64_t rows = std::max<int64_t>(s.size / (4 * cols), 16);
+  if (!s.input.empty()) {
+    const ta::zarr::Store in = ta::zarr::open(s.input);
+    if (in.dtype() != ta::DType::float32() || in.shape().size() != 2) {
+      throw tessera::Error("--input: expected a 2-D float32 zarr array (an image.zarr of `demo --keep`), found " +
+                           in.dtype().name() + " of shape " + ta::shape_str(in.shape()));
+    }
+    rows = in.shape()[0];
+    cols = in.shape()[1];
+  }
   // A worker holds about two blocks (in and out) plus the FFT's panel; room for
   // 2 x workers + 8 blocks leaves the scheduler's ready results and the partials space.
   const int64_t block_bytes = s.max_mem / (4 * s.workers + 8);
@@ -289,8 +304,8 @@ int run(const Settings& s, const fs::path& work) {
   Stopwatch clock;
 
   // 1. Generate the image into a zarr store chunked by rows.
-  const std::string input = (work / "image.zarr").string();
-  {
+  const std::string input = s.input.empty() ? (work / "image.zarr").string() : s.input;
+  if (s.input.empty()) {
     tessera::diagnostics::ProgressBar bar;
     auto make = [&image](absl::Span<const int64_t> offset, const ta::Shape& shape) {
       return image.block(offset[0], shape);
