@@ -40,6 +40,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/core/dtype.hpp"
+#include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/fft.hpp"
 #include "tessera/array/ops/map_blocks.hpp"

@@ -12,6 +12,7 @@
 
 #include "array/ops/numpy_check.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/reductions.hpp"
@@ -138,4 +139,53 @@ TEST_CASE("an expression over several layers equals numpy's") {
   check_all(dir, {{"z", "(a + b) / 2.0", z}, {"col", "((a + b) / 2.0)[1::2].sum(axis=0)", col}});
   // The same data cut differently sums alike.
   CHECK(sum(x).compute<double>() == doctest::Approx(sum(from_ndarray(a, 7)).compute<double>()));
+}
+
+TEST_CASE("element-wise ops between arrays of other chunks and broadcast shapes equal numpy's") {
+  std::mt19937_64 rng(41);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x] = prepare(dir, rng, round % 4 == 3);
+    INFO(case_text(c));
+    // b: a's shape with leading axes dropped and some axes set to 1, cut at random.
+    Shape bshape(c.shape.begin() + static_cast<long>(rng() % c.shape.size()), c.shape.end());
+    for (int64_t& e : bshape) {
+      if (rng() % 2) e = 1;
+    }
+    std::vector<std::vector<int64_t>> sizes;
+    for (int64_t n : bshape) sizes.push_back(testing::random_sizes(n, rng));
+    const NDArray b = random_block(c.dtype, bshape, rng, /*nonzero=*/true);
+    npy::save(dir / "b.npy", b);
+    const Array y = from_ndarray(b, Chunks(sizes));
+    std::vector<std::vector<int64_t>> other;
+    for (int64_t n : c.shape) other.push_back(testing::random_sizes(n, rng));
+    const Array x2 = from_ndarray(npy::open(dir / "a.npy"), Chunks(other));
+    std::vector<Expected> items = {
+        {"add", "a + b", x + y},
+        {"radd", "b + a", y + x},
+        {"mul", "a * b", x * y},
+        {"chunks", "a * a", x * x2},
+        {"bb", "b * b", y * y},
+    };
+    if (c.dtype != DType::bool_()) items.push_back({"sub", "a - b", x - y});
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("broadcast_to and unify_chunks") {
+  TempDir dir;
+  std::mt19937_64 rng(43);
+  const NDArray a = random_block(DType::int32(), {1, 5}, rng);
+  npy::save(dir / "a.npy", a);
+  npy::save(dir / "b.npy", a);
+  const Array x = from_ndarray(a, {1, 2});
+  check_all(dir, {{"bt", "np.broadcast_to(a, (3, 4, 5))", broadcast_to(x, {3, 4, 5})}});
+  const std::vector<Array> u = unify_chunks({zeros({4, 5}, {2, 3}), x, zeros({5}, {4})});
+  CHECK(u[0].chunks() == Chunks({{2, 2}, {2, 1, 1, 1}}));
+  CHECK(u[1].chunks() == Chunks({{1}, {2, 1, 1, 1}}));
+  CHECK(u[2].chunks() == Chunks({{1}, {2, 1, 1, 1}}));
+  REQUIRE_THROWS_WITH_AS(broadcast_to(x, {5}), "operands could not be broadcast together with shapes (1, 5) (5,)",
+                         tessera::ChunkError);
+  REQUIRE_THROWS_WITH_AS(broadcast_to(x, {2, 6}), "operands could not be broadcast together with shapes (1, 5) (2, 6)",
+                         tessera::ChunkError);
 }

@@ -188,13 +188,10 @@ TEST_CASE("map_blocks errors name the input, the block and what was expected") {
 
 TEST_CASE("element-wise errors: shapes, chunks, bool subtract, scalars that do not fit") {
   Array x = ones({6}, 3), y = ones({6}, 2), z = ones({5}, 5);
-  REQUIRE_THROWS_WITH_AS(x + y,
-                         "add: operands have different chunks ((3, 3),) and ((2, 2, 2),); rechunk one of them to "
-                         "the other's chunks",
+  REQUIRE_THROWS_WITH_AS(x * z, "multiply: operands could not be broadcast together with shapes (6,) (5,)",
                          ChunkError);
-  REQUIRE_THROWS_WITH_AS(x * z,
-                         "multiply: operands have different shapes (6,) and (5,) (broadcasting is not supported)",
-                         ChunkError);
+  REQUIRE_THROWS_WITH_AS(ones({2, 3}, 1) - ones({3, 2}, 1),
+                         "subtract: operands could not be broadcast together with shapes (2, 3) (3, 2)", ChunkError);
   Array b = ones({4}, 2, DType::bool_());
   REQUIRE_THROWS_WITH_AS(b - b, doctest::Contains("boolean subtract"), TypeError);
   REQUIRE_THROWS_AS(ones({4}, 2, DType::int8()) + 1000, TypeError);

@@ -1,0 +1,124 @@
+// Broadcasting between Arrays: shapes, chunk unification, broadcast views.
+#include "tessera/array/ops/broadcast.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include <absl/strings/str_cat.h>
+
+#include "array/array_blocks.hpp"
+#include "tessera/array/ops/shape.hpp"
+#include "tessera/array/rechunk/rechunk.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/task.hpp"
+
+namespace tessera::array {
+namespace {
+
+[[noreturn]] void not_broadcastable(const std::vector<Shape>& shapes) {
+  std::string text;
+  for (const Shape& s : shapes) absl::StrAppend(&text, " ", shape_str(s));
+  throw ChunkError(absl::StrCat("operands could not be broadcast together with shapes", text));
+}
+
+// The sizes whose boundaries are the union of every list's (all add up alike).
+std::vector<int64_t> common_refinement(const std::vector<const std::vector<int64_t>*>& lists) {
+  std::set<int64_t> bounds;
+  for (const auto* sizes : lists) {
+    int64_t at = 0;
+    for (int64_t s : *sizes) bounds.insert(at += s);
+  }
+  std::vector<int64_t> out;
+  int64_t prev = 0;
+  for (int64_t b : bounds) {
+    if (b > prev) out.push_back(b - prev);
+    prev = b;
+  }
+  if (out.empty()) out.push_back(0);
+  return out;
+}
+
+}  // namespace
+
+Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+  size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  Shape out(nd, 1);
+  for (const Shape& s : shapes) {
+    for (size_t k = 0; k < s.size(); ++k) {
+      int64_t& o = out[nd - s.size() + k];
+      const int64_t e = s[k];
+      if (e == o || e == 1) continue;
+      if (o != 1) not_broadcastable(shapes);
+      o = e;
+    }
+  }
+  return out;
+}
+
+NDArray broadcast_block(const NDArray& block, const Shape& shape) {
+  if (block.shape() == shape) return block;
+  const size_t nd = shape.size(), lead = nd - std::min(nd, block.ndim());
+  if (block.ndim() > nd) not_broadcastable({block.shape(), shape});
+  Strides strides(nd, 0);
+  for (size_t k = 0; k < block.ndim(); ++k) {
+    const int64_t e = block.shape()[k];
+    if (e == shape[lead + k]) {
+      strides[lead + k] = block.strides()[k];
+    } else if (e != 1) {
+      not_broadcastable({block.shape(), shape});
+    }
+  }
+  return NDArray(block.buffer(), block.dtype(), shape, std::move(strides), block.offset());
+}
+
+std::vector<Array> unify_chunks(const std::vector<Array>& arrays) {
+  std::vector<Shape> shapes;
+  for (const Array& a : arrays) shapes.push_back(a.shape());
+  const Shape shape = broadcast_shapes(shapes);
+  const size_t nd = shape.size();
+  std::vector<Array> out;
+  for (Array a : arrays) {
+    while (a.ndim() < nd) a = expand_dims(a, 0);
+    out.push_back(std::move(a));
+  }
+  for (size_t k = 0; k < nd; ++k) {
+    std::vector<const std::vector<int64_t>*> lists;
+    for (const Array& a : out) {
+      if (a.shape()[k] == shape[k]) lists.push_back(&a.chunks()[k]);
+    }
+    const std::vector<int64_t> common = common_refinement(lists);
+    for (Array& a : out) {
+      if (a.shape()[k] == shape[k] && a.chunks()[k] != common) {
+        a = rechunk(a, std::map<size_t, AxisChunks>{{k, AxisChunks(common)}});
+      }
+    }
+  }
+  return out;
+}
+
+Array broadcast_to(const Array& x, const Shape& shape) {
+  if (broadcast_shapes({x.shape(), shape}) != shape) not_broadcastable({x.shape(), shape});
+  if (x.shape() == shape) return x;
+  const size_t nd = shape.size(), lead = nd - x.ndim();
+  std::vector<std::vector<int64_t>> sizes;
+  for (size_t k = 0; k < nd; ++k) {
+    const bool kept = k >= lead && x.shape()[k - lead] == shape[k];
+    sizes.push_back(kept ? x.chunks()[k - lead] : std::vector<int64_t>{shape[k]});
+  }
+  const Chunks chunks(std::move(sizes));
+  const std::string out = absl::StrCat("broadcast_to-", token({"broadcast_to", x.name(), shape_str(shape)}));
+  Graph layer;
+  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+    std::vector<int64_t> in;
+    for (size_t k = lead; k < nd; ++k) in.push_back(x.shape()[k - lead] == shape[k] ? idx[k] : 0);
+    Shape block_shape = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
+    auto f = [block_shape](const NDArray& b) { return broadcast_block(b, block_shape); };
+    layer.put(Key(out, idx), Task(fn("broadcast_to", f), ref(x.block_key(in))));
+  });
+  return Array(out, chunks, x.dtype(), std::move(layer), {x});
+}
+
+}  // namespace tessera::array
