@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 
 #include <absl/strings/str_cat.h>
 
 #include "array/array_blocks.hpp"
+#include "array/ops/axes.hpp"
 #include "tessera/array/ops/shape.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
@@ -21,23 +21,6 @@ namespace {
   std::string text;
   for (const Shape& s : shapes) absl::StrAppend(&text, " ", shape_str(s));
   throw ChunkError(absl::StrCat("operands could not be broadcast together with shapes", text));
-}
-
-// The sizes whose boundaries are the union of every list's (all add up alike).
-std::vector<int64_t> common_refinement(const std::vector<const std::vector<int64_t>*>& lists) {
-  std::set<int64_t> bounds;
-  for (const auto* sizes : lists) {
-    int64_t at = 0;
-    for (int64_t s : *sizes) bounds.insert(at += s);
-  }
-  std::vector<int64_t> out;
-  int64_t prev = 0;
-  for (int64_t b : bounds) {
-    if (b > prev) out.push_back(b - prev);
-    prev = b;
-  }
-  if (out.empty()) out.push_back(0);
-  return out;
 }
 
 }  // namespace
@@ -89,7 +72,7 @@ std::vector<Array> unify_chunks(const std::vector<Array>& arrays) {
     for (const Array& a : out) {
       if (a.shape()[k] == shape[k]) lists.push_back(&a.chunks()[k]);
     }
-    const std::vector<int64_t> common = common_refinement(lists);
+    const std::vector<int64_t> common = detail::common_refinement(lists);
     for (Array& a : out) {
       if (a.shape()[k] == shape[k] && a.chunks()[k] != common) {
         a = rechunk(a, std::map<size_t, AxisChunks>{{k, AxisChunks(common)}});

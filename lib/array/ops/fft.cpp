@@ -22,6 +22,7 @@
 #include <unsupported/Eigen/FFT>
 
 #include "array/array_blocks.hpp"
+#include "array/ops/axes.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
@@ -167,21 +168,13 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   }
 }
 
-int normalize_axis(int axis, size_t ndim, const std::string& what) {
-  const int nd = static_cast<int>(ndim);
-  if (axis < -nd || axis >= nd) {
-    throw Error(absl::StrCat(what, ": axis ", axis, " is out of bounds for an array of ", ndim, " dimension(s)"));
-  }
-  return axis < 0 ? axis + nd : axis;
-}
-
 Array transform(const Array& x, FftKind kind, const FftOptions& o) {
   const std::string what(kind_name(kind));
   if (kind == FftKind::real && x.dtype().is_complex()) {
     throw TypeError(absl::StrCat("rfft needs real input, found ", x.dtype().name(), "; use fft for complex data"));
   }
   if (x.ndim() == 0) throw Error(absl::StrCat(what, ": needs an array of at least one dimension, found a 0-d array"));
-  const size_t axis = static_cast<size_t>(normalize_axis(o.axis, x.ndim(), what));
+  const size_t axis = detail::axis_index(o.axis, x.ndim(), what);
   const int64_t m = x.shape()[axis];
   const int64_t n = o.n.value_or(kind == FftKind::inverse_real ? 2 * (m - 1) : m);
   if (n < 1) {
@@ -207,7 +200,7 @@ Array transform(const Array& x, FftKind kind, const FftOptions& o) {
 
 std::vector<int> axes_or(const FftNOptions& o, size_t ndim, std::vector<int> fallback, const std::string& what) {
   std::vector<int> axes = o.axes.value_or(std::move(fallback));
-  for (int& a : axes) a = normalize_axis(a, ndim, what);
+  for (int& a : axes) a = static_cast<int>(detail::axis_index(a, ndim, what));
   return axes;
 }
 

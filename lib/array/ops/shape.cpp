@@ -9,6 +9,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/array_blocks.hpp"
+#include "array/ops/axes.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
@@ -17,14 +18,7 @@
 namespace tessera::array {
 namespace {
 
-// `axis` in [-ndim, ndim) as a position; Error naming the operation otherwise.
-size_t axis_index(int axis, size_t ndim, const std::string& what) {
-  const int nd = static_cast<int>(ndim);
-  if (axis < -nd || axis >= nd) {
-    throw Error(absl::StrCat(what, ": axis ", axis, " is out of bounds for an array of ", ndim, " dimension(s)"));
-  }
-  return static_cast<size_t>(axis < 0 ? axis + nd : axis);
-}
+using detail::axis_index;
 
 std::string join_ints(const std::vector<int>& v) { return absl::StrJoin(v, ","); }
 
