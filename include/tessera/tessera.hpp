@@ -51,6 +51,7 @@
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 #include "tessera/array/ops/reductions.hpp"
+#include "tessera/array/ops/scan.hpp"
 #include "tessera/array/ops/shape.hpp"
 #include "tessera/array/ops/slicing.hpp"
 #include "tessera/array/ops/store.hpp"

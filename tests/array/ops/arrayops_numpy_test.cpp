@@ -16,7 +16,9 @@
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/reductions.hpp"
+#include "tessera/array/ops/scan.hpp"
 #include "tessera/array/ops/slicing.hpp"
+#include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
 using tessera::array::testing::case_text;
@@ -188,4 +190,28 @@ TEST_CASE("broadcast_to and unify_chunks") {
                          tessera::ChunkError);
   REQUIRE_THROWS_WITH_AS(broadcast_to(x, {2, 6}), "operands could not be broadcast together with shapes (1, 5) (2, 6)",
                          tessera::ChunkError);
+}
+
+TEST_CASE("cumsum and cumprod along each axis equal numpy's") {
+  std::mt19937_64 rng(61);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x] = prepare(dir, rng, round % 4 == 3);
+    INFO(case_text(c));
+    std::vector<Expected> items;
+    const int nd = static_cast<int>(c.shape.size());
+    for (int axis = -nd; axis < nd; ++axis) {
+      items.push_back({absl::StrCat("s", axis + nd), absl::StrCat("np.cumsum(a, axis=", axis, ")"), cumsum(x, axis)});
+      items.push_back({absl::StrCat("p", axis + nd), absl::StrCat("np.cumprod(b, axis=", axis, ")"),
+                       cumprod(from_npy(dir / "b.npy", c.chunks), axis)});
+    }
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("cumsum errors name the axis") {
+  REQUIRE_THROWS_WITH_AS(cumsum(zeros({3, 4}, 2), 2), "cumsum: axis 2 is out of bounds for an array of 2 dimension(s)",
+                         tessera::Error);
+  REQUIRE_THROWS_WITH_AS(cumprod(zeros({}, 1), 0), "cumprod: needs an array of at least one dimension, found a 0-d array",
+                         tessera::Error);
 }
