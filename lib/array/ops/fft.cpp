@@ -121,8 +121,10 @@ struct LineFft {
   }
 };
 
-// Transforms every line of `in` (C-contiguous, the work dtype) along `axis` into `out` (C-contiguous).
-template <class R>
+// Transforms every line of `in` (C-contiguous, of type In) along `axis` into
+// `out` (C-contiguous, of type Out). The element types are template parameters
+// so the panels' gathers and scatters are plain typed moves.
+template <class R, class In, class Out>
 void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
   const Shape& shape = in.shape();
   int64_t outer = 1, inner = 1;
@@ -130,18 +132,17 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
   const int64_t m = shape[axis], len = output_length(kind, n), points = input_points(kind, n);
   const int64_t copied = std::min(m, points);
-  const size_t in_size = in.dtype().itemsize(), out_size = out.dtype().itemsize();
-  const auto* src = reinterpret_cast<const char*>(in.data());
-  auto* dst = reinterpret_cast<char*>(out.data());
+  const auto* src = reinterpret_cast<const In*>(in.data());
+  auto* dst = reinterpret_cast<Out*>(out.data());
   if (outer * inner == 0) return;
   LineFft<R> line(kind, n, norm);
   const int64_t panel = inner == 1 ? 1 : std::min(kPanel, inner);
   // Panel buffers: `panel` input lines of `points` values, output lines of `len`.
-  std::vector<char> a(static_cast<size_t>(panel * points) * in_size, 0);
-  std::vector<char> b(static_cast<size_t>(panel * len) * out_size);
+  std::vector<In> a(static_cast<size_t>(panel * points), In(0));
+  std::vector<Out> b(static_cast<size_t>(panel * len));
   for (int64_t o = 0; o < outer; ++o) {
-    const char* src_o = src + static_cast<size_t>(o * m * inner) * in_size;
-    char* dst_o = dst + static_cast<size_t>(o * len * inner) * out_size;
+    const In* src_o = src + o * m * inner;
+    Out* dst_o = dst + o * len * inner;
     for (int64_t j0 = 0; j0 < inner; j0 += panel) {
       const int64_t w = std::min(panel, inner - j0);
       if (inner == 1 && copied == points) {
@@ -149,23 +150,29 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
         continue;
       }
       for (int64_t i = 0; i < copied; ++i) {
-        const char* row = src_o + static_cast<size_t>(i * inner + j0) * in_size;
-        for (int64_t l = 0; l < w; ++l) {
-          std::memcpy(a.data() + static_cast<size_t>(l * points + i) * in_size, row + l * in_size, in_size);
-        }
+        const In* row = src_o + i * inner + j0;
+        for (int64_t l = 0; l < w; ++l) a[static_cast<size_t>(l * points + i)] = row[l];
       }
       // Zero padding stays zero: rows past `copied` are never written.
-      for (int64_t l = 0; l < w; ++l) {
-        line(a.data() + static_cast<size_t>(l * points) * in_size, b.data() + static_cast<size_t>(l * len) * out_size);
-      }
+      for (int64_t l = 0; l < w; ++l) line(a.data() + l * points, b.data() + l * len);
       for (int64_t k = 0; k < len; ++k) {
-        char* row = dst_o + static_cast<size_t>(k * inner + j0) * out_size;
-        for (int64_t l = 0; l < w; ++l) {
-          std::memcpy(row + l * out_size, b.data() + static_cast<size_t>(l * len + k) * out_size, out_size);
-        }
+        Out* row = dst_o + k * inner + j0;
+        for (int64_t l = 0; l < w; ++l) row[l] = b[static_cast<size_t>(l * len + k)];
       }
     }
   }
+}
+
+template <class R>
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+  using C = std::complex<R>;
+  switch (kind) {
+    case FftKind::real: return transform_lines<R, R, C>(in, out, kind, axis, n, norm);
+    case FftKind::inverse_real: return transform_lines<R, C, R>(in, out, kind, axis, n, norm);
+    case FftKind::forward:
+    case FftKind::inverse: break;
+  }
+  transform_lines<R, C, C>(in, out, kind, axis, n, norm);
 }
 
 Array transform(const Array& x, FftKind kind, const FftOptions& o) {
