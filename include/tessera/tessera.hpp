@@ -44,6 +44,7 @@
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/fft.hpp"
 #include "tessera/array/ops/linalg.hpp"
+#include "tessera/array/ops/logic.hpp"
 #include "tessera/array/ops/map_blocks.hpp"
 #include "tessera/array/io/mapped_file.hpp"
 #include "tessera/array/core/ndarray.hpp"

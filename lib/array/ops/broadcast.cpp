@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <absl/strings/str_cat.h>
@@ -102,6 +103,56 @@ Array broadcast_to(const Array& x, const Shape& shape) {
     layer.put(Key(out, idx), Task(fn("broadcast_to", f), ref(x.block_key(in))));
   });
   return Array(out, chunks, x.dtype(), std::move(layer), {x});
+}
+
+Array blockwise_broadcast(const std::string& name, const std::string& params, const std::vector<Array>& inputs,
+                          DType dtype, BroadcastFunction f) {
+  std::vector<Array> u;
+  try {
+    u = unify_chunks(inputs);
+  } catch (const ChunkError& e) {
+    throw ChunkError(absl::StrCat(name, ": ", e.what()));
+  }
+  std::vector<Shape> shapes;
+  std::string tok = absl::StrCat(name, "/", params);
+  for (const Array& a : u) {
+    shapes.push_back(a.shape());
+    absl::StrAppend(&tok, "/", a.name());
+  }
+  const Shape shape = broadcast_shapes(shapes);
+  // Along each axis the output is cut as an operand that spans it; an operand
+  // of extent 1 there gives its one block to every output block.
+  std::vector<std::vector<int64_t>> sizes;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    std::vector<int64_t> axis{shape[k]};
+    for (const Array& a : u) {
+      if (a.shape()[k] == shape[k]) axis = a.chunks()[k];
+    }
+    sizes.push_back(std::move(axis));
+  }
+  const Chunks chunks(std::move(sizes));
+  const std::string out = absl::StrCat(name, "-", token({tok}));
+  auto shared = std::make_shared<const BroadcastFunction>(std::move(f));
+  Graph layer;
+  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+    const Shape block_shape = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
+    ArgList args;
+    for (const Array& a : u) {
+      std::vector<int64_t> in(idx.begin(), idx.end());
+      for (size_t k = 0; k < in.size(); ++k) {
+        if (a.shape()[k] != shape[k]) in[k] = 0;
+      }
+      args.items.emplace_back(ref(a.block_key(in)));
+    }
+    auto task = [shared, block_shape, name](const ValueList& blocks) {
+      std::vector<NDArray> views;
+      views.reserve(blocks.size());
+      for (const Value& v : blocks) views.push_back(broadcast_block(block_value(v, name), block_shape));
+      return (*shared)(views);
+    };
+    layer.put(Key(out, idx), Task(fn(name, std::move(task)), std::move(args)));
+  });
+  return Array(out, chunks, dtype, std::move(layer), u);
 }
 
 }  // namespace tessera::array

@@ -89,13 +89,10 @@ NDArray as_contiguous(const NDArray& x, DType dtype) {
   return x.is_c_contiguous() ? x : x.copy();
 }
 
-// `a op b` of two blocks whose shapes broadcast (an operand of extent 1 along an
-// axis is repeated: its broadcast view is made contiguous first).
+// `a op b` of two blocks of one shape (broadcast views are made contiguous first).
 NDArray apply_blocks(BinaryOp op, DType dtype, const NDArray& a, const NDArray& b) {
-  const Shape shape = broadcast_shapes({a.shape(), b.shape()});
-  const NDArray ca = as_contiguous(broadcast_block(a, shape), dtype);
-  const NDArray cb = as_contiguous(broadcast_block(b, shape), dtype);
-  NDArray out = NDArray::empty(dtype, shape);
+  const NDArray ca = as_contiguous(a, dtype), cb = as_contiguous(b, dtype);
+  NDArray out = NDArray::empty(dtype, a.shape());
   dispatch(dtype, [&]<class T>() {
     apply_n<T>(op, reinterpret_cast<const T*>(ca.data()), 1, reinterpret_cast<const T*>(cb.data()), 1,
                out.data<T>(), out.size());
@@ -172,36 +169,10 @@ DType result_type(BinaryOp op, DType a, DType b) {
 }
 
 Array elementwise(BinaryOp op, const Array& a, const Array& b) {
-  const std::string name(op_name(op));
-  std::vector<Array> u;
-  try {
-    u = unify_chunks({a, b});
-  } catch (const ChunkError& e) {
-    throw ChunkError(absl::StrCat(name, ": ", e.what()));
-  }
   const DType dtype = result_type(op, a.dtype(), b.dtype());
-  const std::string out = absl::StrCat(name, "-", token({name, u[0].name(), u[1].name()}));
-  // Along each axis the output is cut as the operand that spans it; an operand
-  // of extent 1 there gives its one block to every output block.
-  const Shape shape = broadcast_shapes({u[0].shape(), u[1].shape()});
-  std::vector<std::vector<int64_t>> sizes;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    sizes.push_back(u[0].shape()[k] == shape[k] ? u[0].chunks()[k] : u[1].chunks()[k]);
-  }
-  const Chunks chunks(std::move(sizes));
-  auto block_of = [&](const Array& x, absl::Span<const int64_t> idx) {
-    std::vector<int64_t> in(idx.begin(), idx.end());
-    for (size_t k = 0; k < in.size(); ++k) {
-      if (x.shape()[k] != shape[k]) in[k] = 0;
-    }
-    return x.block_key(in);
-  };
-  Graph layer;
-  auto f = [op, dtype](const NDArray& x, const NDArray& y) { return apply_blocks(op, dtype, x, y); };
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
-    layer.put(Key(out, idx), Task(fn(name, f), ref(block_of(u[0], idx)), ref(block_of(u[1], idx))));
+  return blockwise_broadcast(std::string(op_name(op)), "", {a, b}, dtype, [op, dtype](absl::Span<const NDArray> x) {
+    return apply_blocks(op, dtype, x[0], x[1]);
   });
-  return Array(out, chunks, dtype, std::move(layer), u);
 }
 
 Array elementwise(BinaryOp op, const Array& a, const Scalar& s, bool scalar_first) {

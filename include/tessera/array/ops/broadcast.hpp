@@ -22,9 +22,12 @@
 // Thread-safe: these functions only build graphs.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <absl/types/span.h>
 
 #include "tessera/array/array.hpp"
 #include "tessera/array/core/ndarray.hpp"
@@ -45,6 +48,18 @@ std::vector<Array> unify_chunks(const std::vector<Array>& arrays);
 //! broadcast axes have a stride of 0. New and broadcast axes are one block
 //! each. ChunkError when x's shape does not broadcast to `shape`.
 Array broadcast_to(const Array& x, const Shape& shape);
+
+//! A kernel over one block of each input, each already broadcast (a view) to
+//! the output block's shape.
+using BroadcastFunction = std::function<NDArray(absl::Span<const NDArray> blocks)>;
+
+//! One task per output block over one block of each input, the inputs broadcast
+//! and their chunks unified (unify_chunks): the layer behind element-wise ops,
+//! comparisons and `where`. The output is named `name`-token(name, `params`,
+//! the inputs) and has `dtype`. ChunkError "`name`: operands could not be
+//! broadcast ..." when the shapes do not broadcast.
+Array blockwise_broadcast(const std::string& name, const std::string& params, const std::vector<Array>& inputs,
+                          DType dtype, BroadcastFunction f);
 
 //! A view of `block` broadcast to `shape` (stride 0 along its axes of extent 1
 //! and the leading axes it lacks). Error when the shapes do not broadcast.
