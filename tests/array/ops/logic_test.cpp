@@ -118,3 +118,33 @@ TEST_CASE("comparison and where errors name the shapes") {
                          "where: operands could not be broadcast together with shapes (4, 1) (5, 6) (5, 6)",
                          tessera::ChunkError);
 }
+
+TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's") {
+  std::mt19937_64 rng(79);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x0] = prepare(dir, rng, false);
+    INFO(case_text(c));
+    const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
+    npy::save(dir / "a.npy", a);
+    const Array x = from_ndarray(a, c.chunks);
+    std::vector<Expected> items;
+    const int nd = static_cast<int>(c.shape.size());
+    for (int axis = -nd; axis < nd; ++axis) {
+      const int split = 2 + static_cast<int>(rng() % 3);
+      items.push_back({absl::StrCat("mx", axis + nd), absl::StrCat("np.argmax(a, axis=", axis, ")"),
+                       argmax(x, axis, split)});
+      items.push_back({absl::StrCat("mn", axis + nd), absl::StrCat("np.argmin(a, axis=", axis, ")"),
+                       argmin(x, axis, split)});
+    }
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("argmax errors name the axis") {
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3, 4}, 2), 2), "argmax: axis 2 is out of bounds for an array of 2 dimension(s)",
+                         tessera::Error);
+  REQUIRE_THROWS_WITH_AS(argmin(zeros({3, 0}, 2), 1), "argmin: axis 1 has no elements (shape (3, 0))", tessera::Error);
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3}, 2), 0, 1), "argmax: split_every must be at least 2, found 1",
+                         tessera::Error);
+}

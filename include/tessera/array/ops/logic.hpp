@@ -14,6 +14,7 @@
 //   ta::Array y = ta::where(m, x, ta::zeros(x.shape(), x.chunks()));
 //   bool some = ta::any(ta::isnan(x)).compute<bool>();
 //   ta::Array s = ta::nansum(x, {.axis = {0}});
+//   ta::Array i = ta::argmax(x, 1);                  // int64, one per row
 // @endcode
 //
 // Thread-safe: these functions only build graphs.
@@ -64,6 +65,13 @@ Array isnan(const Array& x);
 Array any(const Array& x, const ReduceOptions& options = {});
 //! Whether every element over the axes is nonzero (true for none).
 Array all(const Array& x, const ReduceOptions& options = {});
+//! The position along `axis` of the largest element, as int64, the axis removed
+//! (the first one on ties; the first NaN when there is one, as numpy). Partial
+//! results (value, position) per block are combined along the axis by a tree of
+//! `split_every`. Error for an axis out of range or of length 0.
+Array argmax(const Array& x, int axis, int split_every = 8);
+//! The position along `axis` of the smallest element (see argmax).
+Array argmin(const Array& x, int axis, int split_every = 8);
 //! The sum with NaNs counted as zero.
 Array nansum(const Array& x, const ReduceOptions& options = {});
 //! The mean of the elements that are not NaN (NaN where there are none).
