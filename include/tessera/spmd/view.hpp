@@ -173,7 +173,8 @@ class BroadcastView {
   template <class F>
   std::shared_ptr<const detail::Job> submit_apply(const char* method, F&& fn,
                                                   std::vector<detail::ApplyArg> args) const {
-    return submit_raw(method, callable_of(std::forward<F>(fn), args.size()), std::move(args));
+    Callable callable = callable_of(std::forward<F>(fn), args.size());
+    return submit_raw(method, std::move(callable), std::move(args));
   }
   // The arity error names the function, as an engine-side argument error does.
   template <class F>
