@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs tessera from a configured build folder into a temporary tree
-# (meson install --destdir) and builds the program in this folder against it twice:
-# through pkg-config (meson.build) and through CMake's find_package (CMakeLists.txt).
+# (meson install --destdir) and builds the program in this folder against it three
+# ways: by hand with pkg-config's flags, with Meson's dependency('tessera')
+# (meson.build), and with CMake's find_package (CMakeLists.txt).
 # Each program runs and must print the README's answer. Also compiles every installed
 # public header with only `pkg-config --cflags tessera`, so tessera.pc's Requires
 # must name every package those headers include.
@@ -54,6 +55,11 @@ echo "== consumer: every public header with pkg-config --cflags tessera"
 (cd "$root/include" && find tessera -name '*.hpp' | sort | sed 's/.*/#include <&>/') >"$work/all_headers.cpp"
 # shellcheck disable=SC2046
 c++ -std=c++20 -fsyntax-only $(pkg-config --cflags tessera) "$work/all_headers.cpp"
+
+echo "== consumer: c++ main.cpp \$(pkg-config --cflags --libs tessera)"
+# shellcheck disable=SC2046
+quietly c++ -std=c++20 -O1 "$here/main.cpp" -o "$work/consumer" $(pkg-config --cflags --libs tessera)
+check pkg-config "$work/consumer"
 
 echo "== consumer: meson, dependency('tessera') through pkg-config"
 quietly meson setup "$work/meson" "$here" --buildtype=release
