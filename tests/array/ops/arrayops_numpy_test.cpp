@@ -18,6 +18,7 @@
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/ops/scan.hpp"
 #include "tessera/array/ops/slicing.hpp"
+#include "python_peer.hpp"
 #include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
@@ -28,7 +29,7 @@ using tessera::array::testing::prepare;
 using tessera::array::testing::random_block;
 using tessera::array::testing::TempDir;
 
-TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") {
+TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(20261130);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -53,7 +54,8 @@ TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") 
   }
 }
 
-TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
+TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
@@ -96,7 +98,8 @@ TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
   }
 }
 
-TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
+TEST_CASE("slicing with steps, negative steps and indices equals numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(99);
   for (int round = 0; round < 6; ++round) {
     TempDir dir;
@@ -129,7 +132,7 @@ TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
   }
 }
 
-TEST_CASE("an expression over several layers equals numpy's") {
+TEST_CASE("an expression over several layers equals numpy's" * python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(5);
   NDArray a = random_block(DType::float64(), {37, 23}, rng), b = random_block(DType::float64(), {37, 23}, rng);
@@ -143,7 +146,7 @@ TEST_CASE("an expression over several layers equals numpy's") {
   CHECK(sum(x).compute<double>() == doctest::Approx(sum(from_ndarray(a, 7)).compute<double>()));
 }
 
-TEST_CASE("element-wise ops between arrays of other chunks and broadcast shapes equal numpy's") {
+TEST_CASE("element-wise ops between arrays of other chunks and broadcast shapes equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(41);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -174,7 +177,7 @@ TEST_CASE("element-wise ops between arrays of other chunks and broadcast shapes 
   }
 }
 
-TEST_CASE("broadcast_to and unify_chunks") {
+TEST_CASE("broadcast_to and unify_chunks" * python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(43);
   const NDArray a = random_block(DType::int32(), {1, 5}, rng);
@@ -192,7 +195,7 @@ TEST_CASE("broadcast_to and unify_chunks") {
                          tessera::ChunkError);
 }
 
-TEST_CASE("cumsum and cumprod along each axis equal numpy's") {
+TEST_CASE("cumsum and cumprod along each axis equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(61);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;

@@ -10,6 +10,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/ops/numpy_check.hpp"
+#include "python_peer.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/fft.hpp"
@@ -37,7 +38,7 @@ std::string numpy_result(const std::string& call, DType in, bool real_out) {
 
 }  // namespace
 
-TEST_CASE("fft, ifft, rfft and irfft along one axis, with n and norm, equal numpy's") {
+TEST_CASE("fft, ifft, rfft and irfft along one axis, with n and norm, equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(13);
   const char* names[] = {"fft", "ifft", "rfft", "irfft"};
   const FftKind kinds[] = {FftKind::forward, FftKind::inverse, FftKind::real, FftKind::inverse_real};
@@ -67,7 +68,7 @@ TEST_CASE("fft, ifft, rfft and irfft along one axis, with n and norm, equal nump
   }
 }
 
-TEST_CASE("fftn, ifftn, rfftn, fft2, ifft2 and rfft2 over axes equal numpy's") {
+TEST_CASE("fftn, ifftn, rfftn, fft2, ifft2 and rfft2 over axes equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(31);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -106,7 +107,7 @@ TEST_CASE("fftn, ifftn, rfftn, fft2, ifft2 and rfft2 over axes equal numpy's") {
   }
 }
 
-TEST_CASE("long lines, strided panels and lengths with large prime factors equal numpy's") {
+TEST_CASE("long lines, strided panels and lengths with large prime factors equal numpy's" * python_peer::needed()) {
   // (37, 300): axis 0 is transformed through panels of 16 strided lines (300 is
   // not a multiple of 16); 300 = 4 * 3 * 25 and 37 is prime.
   std::mt19937_64 rng(3);

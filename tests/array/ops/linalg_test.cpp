@@ -9,6 +9,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/ops/numpy_check.hpp"
+#include "python_peer.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/linalg.hpp"
@@ -38,7 +39,7 @@ Shape random_shape(std::mt19937_64& rng, size_t ndim) {
 
 }  // namespace
 
-TEST_CASE("matmul and dot of 1-D and 2-D arrays equal numpy's") {
+TEST_CASE("matmul and dot of 1-D and 2-D arrays equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(51);
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
@@ -55,7 +56,7 @@ TEST_CASE("matmul and dot of 1-D and 2-D arrays equal numpy's") {
   }
 }
 
-TEST_CASE("tensordot over random axes, with several blocks to sum, equals numpy's") {
+TEST_CASE("tensordot over random axes, with several blocks to sum, equals numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(53);
   const DType types[] = {DType::int32(), DType::uint8(), DType::float32(), DType::float64(), DType::complex128(),
                          DType::bool_()};
@@ -87,7 +88,7 @@ TEST_CASE("tensordot over random axes, with several blocks to sum, equals numpy'
   }
 }
 
-TEST_CASE("a matmul of many blocks sums its products by a tree") {
+TEST_CASE("a matmul of many blocks sums its products by a tree" * python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(55);
   const NDArray a = random_block(DType::float64(), {6, 40}, rng), b = random_block(DType::float64(), {40, 5}, rng);

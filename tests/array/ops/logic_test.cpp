@@ -10,6 +10,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/ops/numpy_check.hpp"
+#include "python_peer.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/logic.hpp"
@@ -44,7 +45,7 @@ NDArray with_nans(const NDArray& a, std::mt19937_64& rng) {
 
 }  // namespace
 
-TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's") {
+TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(71);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -76,7 +77,7 @@ TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's
   }
 }
 
-TEST_CASE("any, all, nansum and nanmean over random axes equal numpy's") {
+TEST_CASE("any, all, nansum and nanmean over random axes equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(73);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -119,7 +120,7 @@ TEST_CASE("comparison and where errors name the shapes") {
                          tessera::ChunkError);
 }
 
-TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's") {
+TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(79);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;

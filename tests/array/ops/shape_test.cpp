@@ -12,6 +12,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/ops/numpy_check.hpp"
+#include "python_peer.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/shape.hpp"
@@ -25,7 +26,7 @@ using tessera::array::testing::prepare;
 using tessera::array::testing::random_sizes;
 using tessera::array::testing::TempDir;
 
-TEST_CASE("transpose, moveaxis, swapaxes, squeeze and expand_dims equal numpy's") {
+TEST_CASE("transpose, moveaxis, swapaxes, squeeze and expand_dims equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(17);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -53,7 +54,7 @@ TEST_CASE("transpose, moveaxis, swapaxes, squeeze and expand_dims equal numpy's"
   }
 }
 
-TEST_CASE("concatenate and stack with other chunks and dtypes equal numpy's") {
+TEST_CASE("concatenate and stack with other chunks and dtypes equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(23);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
