@@ -1,9 +1,9 @@
 // The tessera-graph/1 reader. It streams the file with simdjson's On Demand
 // parser, turning each task into a graph node as it is read: no DOM of the whole
 // file is built, which on a 200,000-task file cost more than running the graph.
-// Input is hostile until checked: nesting is refused past simdjson's depth limit
-// and, for keys, past the one level the format allows, and every message quotes
-// at most a short prefix of the offending value. A literal's `nbytes` is only
+// Input is hostile until checked: nothing is walked recursively (simdjson skips
+// unknown values by counting brackets), anything nested inside a key is refused,
+// and every message quotes at most a short prefix of the offending value. A literal's `nbytes` is only
 // recorded; a task allocates its result when it runs.
 #include "tessera/graph_file/graph_file.hpp"
 

@@ -65,9 +65,8 @@ struct GraphFile {
 };
 
 //! Reads the `tessera-graph/1` file at `path`. Throws StorageError for a file
-//! that cannot be read, is not JSON (or nests deeper than 1,024 levels), lacks a
-//! required field or has one of the wrong kind (a key nested inside a key, a
-//! negative size); MissingKeyError
+//! that cannot be read or is not JSON, lacks a required field or has one of the
+//! wrong kind (something nested inside a key, a negative size); MissingKeyError
 //! for a dependency or output that is not a key of the file; CycleError for a
 //! cycle. Each message starts with the path.
 GraphFile load_graph_file(const std::string& path);
