@@ -18,6 +18,7 @@
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/scheduler/get.hpp"
+#include "tessera/scheduler/plan.hpp"
 
 namespace tessera::tool {
 
@@ -61,6 +62,17 @@ struct Figures {
   std::optional<uint64_t> dask_order_max_pressure, dask_sync_max_held, dask_sync_max_held_bytes;
 };
 
+//! True when the outputs need every node of the graph.
+bool needs_all(const GraphFile& f, const CompiledGraph& c) {
+  std::vector<uint32_t> roots;
+  for (const Key& k : f.outputs) roots.push_back(*f.graph.index_of(k));
+  const CulledIds culled = cull_ids(f.graph, c, roots);
+  return culled.nodes.size() + culled.aliases.size() == c.size();
+}
+
+// The graph is compiled and ordered once: the figures and the get_sync run
+// share both. Only when the outputs need part of the graph does get_sync order
+// that part itself, as dask orders a culled graph.
 Figures measure(const GraphFile& f) {
   Figures x;
   const CompiledGraph c = compile(f.graph);
@@ -68,11 +80,16 @@ Figures measure(const GraphFile& f) {
   x.edges = c.num_edges();
   x.outputs = f.outputs.size();
   x.critical_path = critical_path_length(f.graph, c);
-  x.order_max_pressure = order_pressure(c, order(f.graph, c));
+  const std::vector<uint32_t> prio = order(f.graph, c);
+  x.order_max_pressure = order_pressure(c, prio);
   RunStats stats;
   GetOptions opts;
   opts.stats = &stats;
-  get_sync(f.graph, Keys(f.outputs), opts);
+  if (needs_all(f, c)) {
+    get_sync(Plan(f.graph, c, prio, Keys(f.outputs)), opts);
+  } else {
+    get_sync(f.graph, Keys(f.outputs), opts);
+  }
   x.sync_max_held = stats.peak_held;
   x.sync_max_held_bytes = stats.peak_held_bytes;
   if (f.reference) {
