@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <absl/hash/hash.h>
 
 #include "order_detail.hpp"
@@ -174,6 +175,7 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
   }
   absl::flat_hash_map<std::vector<uint32_t>, IdSet, VectorHash> dedup;
   std::vector<IdSet> parts;
+  absl::flat_hash_set<const std::vector<uint32_t>*> seen;
   while (!stack.empty()) {
     const uint32_t key = stack.back();
     stack.pop_back();
@@ -181,10 +183,15 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
       if (--num_needed[parent] == 0) stack.push_back(parent);
     }
     parts.clear();
+    seen.clear();
     uint32_t max_dep = 0;
+    // Each distinct set once; a node with many inputs (a wide fan-in) looks
+    // sets up by address, so it stays linear in its inputs.
+    const bool wide = deps[key].size() > 16;
     for (uint32_t child : deps[key]) {
       const IdSet& s = out.sets[child];
-      if (std::find(parts.begin(), parts.end(), s) == parts.end()) {
+      const bool fresh = wide ? seen.insert(s.get()).second : std::find(parts.begin(), parts.end(), s) == parts.end();
+      if (fresh) {
         parts.push_back(s);
         max_dep = std::max(max_dep, out.max_dependents[child]);
       }
