@@ -184,7 +184,10 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
   // The look-ahead may cost at most a fixed number of trial steps per task,
   // so a root whose trial is long (the last input of a big reduction) cannot
   // make the whole quadratic; once the budget is spent, roots go in base order.
-  uint64_t budget = 64 * uint64_t{n} + 100'000;
+  // Sixteen trial steps per task hold as few results as sixty-four did on the
+  // eight dask graphs of tests/data/graphs and on the DAGs of bench/overhead
+  // and bench/optimize, at a quarter of the cost on large graphs.
+  uint64_t budget = 16 * uint64_t{n} + 100'000;
   while (next[nr] != nr) {
     uint32_t best = next[nr];
     std::tuple<double, double> best_score{};

@@ -49,14 +49,28 @@ OrderGraph make_order_graph(const Graph& g, const CompiledGraph& c) {
 
 namespace {
 
-struct VectorHash {
-  size_t operator()(const std::vector<uint32_t>& v) const { return absl::HashOf(v); }
+// Sets are shared by content: the table holds each distinct set once and is
+// looked up with the contents of a new union, so a union is not copied to be
+// a key as well as kept as a set.
+struct SetHash {
+  using is_transparent = void;
+  size_t operator()(absl::Span<const uint32_t> v) const { return absl::HashOf(v); }
+  size_t operator()(const IdSet& s) const { return (*this)(absl::MakeConstSpan(*s)); }
 };
+struct SetEq {
+  using is_transparent = void;
+  static absl::Span<const uint32_t> span(absl::Span<const uint32_t> v) { return v; }
+  static absl::Span<const uint32_t> span(const IdSet& s) { return absl::MakeConstSpan(*s); }
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    return span(a) == span(b);
+  }
+};
+using SetTable = absl::flat_hash_set<IdSet, SetHash, SetEq>;
 
 // The union of the children's sets, sharing an existing set whenever the
 // union equals one (dense graphs end up with a handful of distinct sets).
-IdSet merge_sets(absl::Span<const IdSet> parts,
-                 absl::flat_hash_map<std::vector<uint32_t>, IdSet, VectorHash>& dedup) {
+IdSet merge_sets(absl::Span<const IdSet> parts, SetTable& dedup) {
   const IdSet& first = parts[0];
   bool all_in_first = true;
   for (size_t i = 1; i < parts.size() && all_in_first; ++i) {
@@ -69,8 +83,9 @@ IdSet merge_sets(absl::Span<const IdSet> parts,
     // (a sort of the concatenation cost a log factor more, and dominated the
     // preparation of wide stencils, whose sets grow a row at a time).
     std::vector<uint32_t> tmp;
-    merged.assign(first->begin(), first->end());
-    for (size_t i = 1; i < parts.size(); ++i) {
+    merged.reserve(first->size() + parts[1]->size());
+    std::set_union(first->begin(), first->end(), parts[1]->begin(), parts[1]->end(), std::back_inserter(merged));
+    for (size_t i = 2; i < parts.size(); ++i) {
       tmp.clear();
       tmp.reserve(merged.size() + parts[i]->size());
       std::set_union(merged.begin(), merged.end(), parts[i]->begin(), parts[i]->end(), std::back_inserter(tmp));
@@ -81,9 +96,10 @@ IdSet merge_sets(absl::Span<const IdSet> parts,
     std::sort(merged.begin(), merged.end());
     merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
   }
-  auto [it, inserted] = dedup.try_emplace(merged, nullptr);
-  if (inserted) it->second = std::make_shared<const std::vector<uint32_t>>(std::move(merged));
-  return it->second;
+  if (auto it = dedup.find(absl::MakeConstSpan(merged)); it != dedup.end()) return *it;
+  IdSet made = std::make_shared<const std::vector<uint32_t>>(std::move(merged));
+  dedup.insert(made);
+  return made;
 }
 
 }  // namespace
@@ -173,7 +189,7 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
       if (--num_needed[child] == 0) stack.push_back(child);
     }
   }
-  absl::flat_hash_map<std::vector<uint32_t>, IdSet, VectorHash> dedup;
+  SetTable dedup;
   std::vector<IdSet> parts;
   absl::flat_hash_set<const std::vector<uint32_t>*> seen;
   while (!stack.empty()) {
