@@ -75,7 +75,7 @@ bool needs_all(const GraphFile& f, const CompiledGraph& c) {
 // that part itself, as dask orders a culled graph.
 Figures measure(const GraphFile& f) {
   Figures x;
-  const CompiledGraph c = compile(f.graph);
+  const CompiledGraph& c = f.compiled;
   x.tasks = f.graph.size();
   x.edges = c.num_edges();
   x.outputs = f.outputs.size();
@@ -162,7 +162,7 @@ int dot(Args a) {
   const std::string path = a.positional("FILE.json");
   a.done();
   const GraphFile f = load(path);
-  const CompiledGraph c = compile(f.graph);
+  const CompiledGraph& c = f.compiled;
   const std::vector<uint32_t> prio = order(f.graph, c);
   const double last = std::max<double>(1.0, c.size() - 1.0);
   std::printf("digraph \"%s\" {\n", dot_escape(f.name).c_str());
@@ -199,7 +199,7 @@ int run(Args a) {
   if (progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
   const auto t0 = std::chrono::steady_clock::now();
-  get(f.graph, Keys(f.outputs), opts);
+  get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (profile) profiler.write_chrome_trace(*profile);
 

@@ -69,7 +69,7 @@ class Reader {
     if (!have_format) fail("the file has no \"format\" field");
     if (!have_tasks) fail("the file has no \"tasks\" field");
     if (!have_outputs) fail("the file has no \"outputs\" field");
-    check_dependencies(out.graph);
+    out.compiled = checked_compile(out.graph);
     for (const Key& k : out.outputs) {
       if (!out.graph.contains(k)) throw MissingKeyError(k, std::nullopt, path_ + ": outputs");
     }
@@ -378,14 +378,21 @@ class Reader {
     return *std::move(k);
   }
 
-  void check_dependencies(const Graph& g) const {
-    for (uint32_t i = 0; i < g.size(); ++i) {
-      for (const Key& d : g.dependencies(i)) {
-        if (!g.contains(d)) throw MissingKeyError(d, g.key(i), path_);
-      }
+  // Every dependency a key of the file, and no cycle; the messages name the file.
+  CompiledGraph checked_compile(const Graph& g) const {
+    std::optional<CompiledGraph> c;
+    try {
+      c.emplace(compile(g));
+    } catch (const MissingKeyError& e) {
+      throw MissingKeyError(e.missing(), e.referrer(), path_);
     }
-    std::vector<Key> cycle = find_cycle(g);
-    if (!cycle.empty()) throw CycleError(std::move(cycle), path_);
+    std::vector<uint32_t> cycle = find_cycle(*c);
+    if (!cycle.empty()) {
+      std::vector<Key> keys;
+      for (uint32_t i : cycle) keys.push_back(g.key(i));
+      throw CycleError(std::move(keys), path_);
+    }
+    return *std::move(c);
   }
 
   std::string path_;

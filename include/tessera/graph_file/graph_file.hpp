@@ -27,6 +27,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
 
@@ -57,6 +58,9 @@ struct GraphFile {
   std::string name;
   std::string source;
   Graph graph;
+  //! The graph's compiled form, made once when the file was checked (reuse it
+  //! with order(graph, compiled) or a Plan).
+  CompiledGraph compiled{Csr{}};
   //! The requested keys, in the file's order.
   std::vector<Key> outputs;
   //! The recorded result size of each node, by node id.

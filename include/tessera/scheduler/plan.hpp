@@ -47,9 +47,10 @@ class Plan {
   Plan(const Graph& g, Keys keys, const Cache& cache = {});
   //! The same, reusing `c` (compile(g)) and `priorities` (one per id of `c`,
   //! such as order(g, c)) instead of compiling and ordering again. The tasks the
-  //! request needs keep their relative order from `priorities`. Throws
-  //! std::invalid_argument when `c` or `priorities` do not have one entry per
-  //! node of `g`.
+  //! request needs keep their relative order from `priorities`; empty
+  //! `priorities` let the Plan order as the constructor above does. Throws
+  //! std::invalid_argument when `c` or non-empty `priorities` do not have one
+  //! entry per node of `g`.
   Plan(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities, Keys keys,
        const Cache& cache = {});
 
