@@ -180,15 +180,40 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
   if (connecting_by_bits(og, deps, dents, out)) return out;
   std::vector<uint32_t> num_needed(og.n), stack, roots;
   for (uint32_t i = 0; i < og.n; ++i) num_needed[i] = static_cast<uint32_t>(deps[i].size());
+  // A node all of whose inputs feed only it, and are roots or such nodes
+  // themselves, sits on a tree: the roots under its inputs are disjoint, so its
+  // count is their sum and its set is not built unless a node off the tree (or
+  // the caller, at a sink) needs it. A tree reduction then costs linear time
+  // instead of a union per node.
+  std::vector<uint8_t> on_tree(og.n, 0);
+  std::vector<uint32_t> tree_count(og.n, 0);
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !deps[i].empty()) continue;
     roots.push_back(i);
-    out.sets[i] = std::make_shared<const std::vector<uint32_t>>(1, i);
+    on_tree[i] = 1;
+    tree_count[i] = 1;
     out.max_dependents[i] = static_cast<uint32_t>(dents[i].size());
     for (uint32_t child : dents[i]) {
       if (--num_needed[child] == 0) stack.push_back(child);
     }
   }
+  // The roots under a tree node, gathered once (each tree node has one reader).
+  std::vector<uint32_t> walk;
+  auto set_of = [&](uint32_t i) -> const IdSet& {
+    if (out.sets[i] || !on_tree[i]) return out.sets[i];
+    std::vector<uint32_t> ids;
+    ids.reserve(tree_count[i]);
+    walk.assign(1, i);
+    while (!walk.empty()) {
+      const uint32_t u = walk.back();
+      walk.pop_back();
+      if (deps[u].empty()) ids.push_back(u);
+      for (uint32_t c : deps[u]) walk.push_back(c);
+    }
+    std::sort(ids.begin(), ids.end());
+    out.sets[i] = std::make_shared<const std::vector<uint32_t>>(std::move(ids));
+    return out.sets[i];
+  };
   SetTable dedup;
   std::vector<IdSet> parts;
   absl::flat_hash_set<const std::vector<uint32_t>*> seen;
@@ -198,14 +223,27 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
     for (uint32_t parent : dents[key]) {
       if (--num_needed[parent] == 0) stack.push_back(parent);
     }
+    bool tree = true;
+    for (uint32_t child : deps[key]) tree = tree && on_tree[child] && dents[child].size() == 1;
+    uint32_t max_dep = 0;
+    if (tree) {
+      uint64_t count = 0;
+      for (uint32_t child : deps[key]) {
+        count += tree_count[child];
+        max_dep = std::max(max_dep, out.max_dependents[child]);
+      }
+      on_tree[key] = 1;
+      tree_count[key] = static_cast<uint32_t>(count);
+      out.max_dependents[key] = max_dep;
+      continue;
+    }
     parts.clear();
     seen.clear();
-    uint32_t max_dep = 0;
     // Each distinct set once; a node with many inputs (a wide fan-in) looks
     // sets up by address, so it stays linear in its inputs.
     const bool wide = deps[key].size() > 16;
     for (uint32_t child : deps[key]) {
-      const IdSet& s = out.sets[child];
+      const IdSet& s = set_of(child);
       const bool fresh = wide ? seen.insert(s.get()).second : std::find(parts.begin(), parts.end(), s) == parts.end();
       if (fresh) {
         parts.push_back(s);
@@ -216,9 +254,18 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
     out.sets[key] = parts.size() == 1 ? parts[0] : merge_sets(parts, dedup);
   }
   auto empty = std::make_shared<const std::vector<uint32_t>>();
-  for (uint32_t r : roots) out.sets[r] = empty;
   for (uint32_t i = 0; i < og.n; ++i) {
-    if (!out.sets[i]) out.sets[i] = empty;  // removed literals
+    if (og.removed[i] || deps[i].empty()) {
+      out.sets[i] = empty;  // roots count none; removed literals are no nodes
+      continue;
+    }
+    if (on_tree[i]) {
+      out.counts[i] = tree_count[i];
+      // Sets are promised at the sinks only.
+      if (dents[i].empty()) set_of(i);
+      if (!out.sets[i]) out.sets[i] = empty;
+      continue;
+    }
     out.counts[i] = static_cast<uint32_t>(out.sets[i]->size());
   }
   return out;
