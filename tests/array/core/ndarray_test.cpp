@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "tessera/array/core/ndarray.hpp"
+#include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/value.hpp"
 
