@@ -4,7 +4,7 @@
 //   scripts/bench overhead          (or: build/bench/bench_overhead --peer-script bench/peers/overhead_dask.py)
 //
 // Prints one markdown table of µs per task (best of --repeat runs) and the
-// ratios against the targets. tessera is measured run only (a built
+// ratios against its per-task targets. tessera is measured run only (a built
 // graph handed to `get`) and end to end (build + cull + order + get).
 #include <cstdio>
 #include <cstdlib>

@@ -135,7 +135,11 @@ int run(std::vector<std::string> argv) {
                                    .block_size_limit = block_limit,
                                    .scratch_dir = scratch.value_or(dst_dir.string())};
   diagnostics::ProgressBar bar;
+  // "auto" lets rechunk_store write straight into the chunk files; a named
+  // method always goes through rechunk with it.
   ta::RechunkStoreOptions store_options{
+      .method = method == ta::RechunkMethod::automatic ? ta::RechunkStoreMethod::direct_when_runs_are_long
+                                                       : ta::RechunkStoreMethod::through_rechunk,
       .rechunk = options, .store = {.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}}};
   if (progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
   const ta::RechunkStoreResult done = ta::rechunk_store(x, spec, dst, store_options);

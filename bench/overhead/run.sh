@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-task overhead: tessera get vs oneTBB flow_graph vs dask.threaded.get (issue 3).
+# Per-task overhead: tessera get vs oneTBB flow_graph vs dask.threaded.get.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ -d build/meson-private ] || meson setup build -Dbench=true >/dev/null

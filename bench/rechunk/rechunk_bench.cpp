@@ -1,4 +1,4 @@
-// bench_rechunk — the in-memory rows-to-columns rechunk of issue 5 §5, side by
+// bench_rechunk — the in-memory rows-to-columns rechunk, side by
 // side with dask and with this machine's memcpy bandwidth, in one run.
 //
 // A float64 array of ROWS x COLS (default 16384 x 8192 = 1 GiB) in row blocks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rechunks rows to columns (issue 5 §5), side by side in one run:
+# Rechunks rows to columns, side by side in one run:
 #  1. in memory: a float64 array of GIB GiB from row blocks (256, N) to column
 #     blocks (N, 256) by tessera's tasks, fused and shuffle methods at 1 and 2
 #     workers, vs dask.array.rechunk computed by dask's threaded scheduler into

@@ -1,5 +1,6 @@
 #include "tessera/array/array.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -10,7 +11,8 @@
 
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
-#include "array/array_blocks.hpp"
+#include "array/block.hpp"
+#include "array/ops/store.hpp"
 
 namespace tessera::array {
 namespace {
@@ -41,7 +43,45 @@ std::string hex16(uint64_t h) {
   return buf;
 }
 
+// The only element of a one-element array.
+Scalar element_scalar(const NDArray& a) {
+  const NDArray c = c_contiguous(a);
+  return dispatch(a.dtype(), [&]<class T>() { return Scalar(*reinterpret_cast<const T*>(c.data())); });
+}
+
+// Records the key names `layer` defines. A layer's names are few (one per
+// operation, a few for a rechunk step); two layers that define one key are
+// the same work (names are tokens of inputs and parameters), so the order in
+// which layers are tried does not matter.
+void add_names(const Layer& layer,
+               absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>>& layers_of_name) {
+  std::string_view last;
+  for (uint32_t i = 0; i < layer.graph.size(); ++i) {
+    const std::string_view name = layer.graph.key(i).name();
+    if (name == last && !last.empty()) continue;  // keys of one name are usually adjacent
+    last = name;
+    auto& layers = layers_of_name[name];
+    if (std::find(layers.begin(), layers.end(), &layer) == layers.end()) layers.push_back(&layer);
+  }
+}
+
 }  // namespace
+
+const NDArray& block_value(const Value& v, const std::string& what) {
+  if (!v.is<NDArray>()) {
+    throw TypeError(absl::StrCat(what, ": expected an NDArray block, found a value of type ",
+                                 v.type_name()));
+  }
+  return v.as<NDArray>();
+}
+
+void check_block(const NDArray& block, const Shape& shape, DType dtype, const Key& key,
+                 const std::string& function) {
+  if (block.shape() != shape || block.dtype() != dtype) {
+    throw ChunkError(absl::StrCat(function, " made block ", key.str(), " as a ", block.describe(),
+                                  ", expected a ", std::string(dtype.name()), " array of shape ", shape_str(shape)));
+  }
+}
 
 std::string token(std::initializer_list<std::string_view> parts) { return hex16(hash_parts(parts)); }
 
@@ -72,8 +112,21 @@ Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vec
                                     ": its layer has no task for block ", k.str()));
     }
   });
+  // The inputs' name maps, for the layers kept (of two equal layers, one is).
+  absl::flat_hash_set<const Layer*> kept;
+  for (const auto& l : state->layers) kept.insert(l.get());
+  for (const Array& in : inputs) {
+    for (const auto& [n, defined_by] : in.state_->layers_of_name) {
+      for (const Layer* l : defined_by) {
+        if (!kept.contains(l)) continue;
+        auto& layers = state->layers_of_name[n];
+        if (std::find(layers.begin(), layers.end(), l) == layers.end()) layers.push_back(l);
+      }
+    }
+  }
   if (!seen.contains(name)) {
     state->layers.push_back(std::make_shared<const Layer>(Layer{name, std::move(layer)}));
+    add_names(*state->layers.back(), state->layers_of_name);
   }
   state->name = std::move(name);
   state->chunks = std::move(chunks);
@@ -100,8 +153,10 @@ Graph Array::graph() const {
   absl::flat_hash_set<Key> needed;
   std::vector<Key> stack = keys();
   auto find = [&](const Key& k) -> const Node* {
-    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-      if (const Node* n = (*it)->graph.find(k)) return n;
+    auto it = state_->layers_of_name.find(k.name());
+    if (it == state_->layers_of_name.end()) return nullptr;
+    for (const Layer* l : it->second) {
+      if (const Node* n = l->graph.find(k)) return n;
     }
     return nullptr;
   };
@@ -136,7 +191,7 @@ NDArray Array::compute(const ComputeOptions& options) const {
     const Result r = tessera::get(graph(), Keys(k), options);
     const NDArray& b = block_value(r.value(), "compute");
     check_block(b, shape(), dtype(), k, "compute");
-    return b.is_c_contiguous() ? b : b.copy();
+    return c_contiguous(b);
   }
   NDArray out = NDArray::empty(dtype(), shape());
   store_into(*this, out, "compute-" + unique_token(), options);

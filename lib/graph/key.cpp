@@ -10,35 +10,56 @@
 namespace tessera {
 namespace {
 
-// Names live for the life of the process; a task graph reuses a few names for
-// millions of keys, so interning makes keys small and equality a pointer compare.
+// A task graph reuses a few names for millions of keys, so interning makes keys
+// small and equality a pointer compare. Names are counted, not kept forever:
+// every compute() makes a fresh name, and a process that computes millions of
+// arrays would otherwise grow without bound. A count reaches zero only under
+// the table's lock (Key::release goes there for the last holder), so a name is
+// never revived while it is being freed.
 class NameTable {
  public:
-  const std::string* intern(std::string_view name) {
+  // A holder of `name`: a new entry, or the existing one with one more count.
+  const detail::InternedName* acquire(std::string_view name) {
     absl::MutexLock lock(&mu_);
     auto it = names_.find(name);
-    if (it != names_.end()) return it->get();
-    auto owned = std::make_unique<const std::string>(name);
-    const std::string* p = owned.get();
+    if (it != names_.end()) {
+      (*it)->refs.fetch_add(1, std::memory_order_relaxed);
+      return it->get();
+    }
+    auto owned = std::make_unique<const detail::InternedName>(name);
+    const detail::InternedName* p = owned.get();
     names_.insert(std::move(owned));
     return p;
   }
 
+  void release(const detail::InternedName* n) {
+    absl::MutexLock lock(&mu_);
+    if (n->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    auto it = names_.find(std::string_view(n->text));
+    names_.erase(it);  // frees n
+  }
+
+  size_t size() {
+    absl::MutexLock lock(&mu_);
+    return names_.size();
+  }
+
  private:
+  using Entry = std::unique_ptr<const detail::InternedName>;
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return absl::Hash<std::string_view>{}(s); }
-    size_t operator()(const std::unique_ptr<const std::string>& s) const { return (*this)(*s); }
+    size_t operator()(const Entry& s) const { return (*this)(s->text); }
   };
   struct Eq {
     using is_transparent = void;
     static std::string_view view(std::string_view s) { return s; }
-    static std::string_view view(const std::unique_ptr<const std::string>& s) { return *s; }
+    static std::string_view view(const Entry& s) { return s->text; }
     template <class A, class B>
     bool operator()(const A& a, const B& b) const { return view(a) == view(b); }
   };
   absl::Mutex mu_;
-  absl::flat_hash_set<std::unique_ptr<const std::string>, Hash, Eq> names_;
+  absl::flat_hash_set<Entry, Hash, Eq> names_;
 };
 
 NameTable& names() {
@@ -55,24 +76,30 @@ std::string python_repr(std::string_view s) {
 
 }  // namespace
 
-const std::string* detail::intern(std::string_view name) { return names().intern(name); }
+// A pinned name keeps the count it was acquired with, so no Key ever releases
+// it to zero.
+const std::string* detail::intern(std::string_view name) { return &names().acquire(name)->text; }
 
-Key::Key(std::string_view name) : name_(detail::intern(name)) {}
+void detail::release_name(const InternedName* n) { names().release(n); }
+
+size_t detail::interned_name_count() { return names().size(); }
+
+Key::Key(std::string_view name) : name_(names().acquire(name)) {}
 
 Key::Key(std::string_view name, absl::Span<const int64_t> index)
-    : name_(detail::intern(name)), index_(index.begin(), index.end()), tuple_(true) {}
+    : name_(names().acquire(name)), index_(index.begin(), index.end()), tuple_(true) {}
 
 std::string Key::str() const {
-  if (!tuple_) return *name_;
-  if (index_.empty()) return absl::StrCat("(", python_repr(*name_), ",)");
-  return absl::StrCat("(", python_repr(*name_), ", ", absl::StrJoin(index_, ", "), ")");
+  if (!tuple_) return std::string(name());
+  if (index_.empty()) return absl::StrCat("(", python_repr(name()), ",)");
+  return absl::StrCat("(", python_repr(name()), ", ", absl::StrJoin(index_, ", "), ")");
 }
 
 std::string Key::json() const {
   // Names in dask graphs are identifiers and hex tokens; escape the two JSON
   // metacharacters anyway so the text always parses.
   std::string escaped;
-  for (char c : *name_) {
+  for (char c : name()) {
     if (c == '"' || c == '\\') escaped.push_back('\\');
     escaped.push_back(c);
   }

@@ -78,8 +78,8 @@ int resolve_workers(int n) {
 }
 
 // One arena per calling thread and worker count, made on first use and kept:
-// making and dropping an arena costs ~25 µs a run (its threads join and leave),
-// reusing one ~0.1 µs. Per thread, so that the caller always finds its own slot
+// making and dropping an arena costs a run its threads' joining and leaving,
+// far more than the run of a small graph. Per thread, so that the caller always finds its own slot
 // free and joins (with a shared arena, a second caller's run would be handed to
 // a TBB thread instead); a task that calls get finds its thread already in the
 // arena, and its run's waits are isolated from the outer run's tasks.

@@ -105,7 +105,8 @@ bool Run::pop_or_wait(Lock& lk, uint32_t& next) {
 }
 
 // Tiny tasks finish within microseconds, so spin first; a futex sleep only
-// when the wait is long (a worker sleeping through short gaps costs ~10 µs each).
+// when the wait is long (a worker woken from a futex for every short gap would
+// spend more time waking than working).
 void Run::wait_for_change(uint32_t epoch) const {
   for (int i = 0; i < 4000; ++i) {
     if (epoch_.load(std::memory_order_relaxed) != epoch) return;

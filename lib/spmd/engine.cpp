@@ -5,20 +5,20 @@
 // running at once; a pool smaller than the view would deadlock.
 //
 // What a request costs is almost all thread switching, so the design spends as
-// few wake-ups as it can (figures: no-op apply, bench/spmd_bench median of 3, on
-// the 2-vCPU VM this was tuned on; 8 / 100 engines):
+// few wake-ups as it can (`scripts/bench spmd` prints the no-op apply these
+// choices were measured by):
 //  - An engine's inbox is a lock-free stack that the engine takes whole; its
 //    sleep is a futex word that a poster swaps back only when the engine really
 //    sleeps, so a post to an engine that is awake costs no syscall and no lock.
-//    (The mutex + condition variable + deque this replaces: 26 / 309 us.)
+//    (It replaced a mutex + condition variable + deque, several times slower.)
 //  - The cluster queues a request on every engine before it wakes any, so an
 //    engine woken first does not take the CPU from the caller still posting.
 //  - An idle engine polls its inbox with sched_yield for kIdlePoll before it
 //    sleeps (polling.hpp says why: on a VM, waking a thread on a halted vCPU
 //    costs 10x a wake on a running one). Back-to-back requests then reach
-//    engines without any wake-up: 6.1-6.9 / 67-96 us, against 26-30 / 300-360 us
-//    with sleeping engines on a quiet machine. Polling with pause instead of yield
-//    starved the engines that had work (30-400 us with 8 engines on 2 vCPUs).
+//    engines without any wake-up, several times faster than with sleeping
+//    engines on a quiet machine. Polling with pause instead of yield starved the
+//    engines that had work when engines outnumber CPUs.
 //  - Polling stops, for every engine of the cluster, as soon as one sees another
 //    process hold its CPU (PollGate): then sleeping engines are the faster choice.
 // Tried and dropped: only 1-2 polling engines (no gain over none), waking engines

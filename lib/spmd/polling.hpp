@@ -1,22 +1,21 @@
 // Polling before sleeping, and the gate that turns it off on a busy machine.
 //
-// Why poll at all: on the 2-vCPU VM this was tuned on, a thread woken on the
-// other vCPU while that vCPU is halted waits for the hypervisor to resume it:
-// a futex ping-pong between the two vCPUs took 15 us against 1.5 us within one.
-// Threads that poll with sched_yield keep their vCPU running and give it up at
-// once to any thread of theirs that has work, so a request reaches a polling
-// engine without a wake-up at all (no-op apply to 8 engines: 6-7 us with
-// polling engines, 26-30 us with sleeping ones, median of 3 on a quiet machine).
+// Why poll at all: on a VM, a thread woken on another vCPU while that vCPU is
+// halted waits for the hypervisor to resume it, about ten times as long as a
+// wake within one vCPU. Threads that poll with sched_yield keep their vCPU
+// running and give it up at once to any thread of theirs that has work, so a
+// request reaches a polling engine without a wake-up at all (bench/spmd
+// prints no-op apply with polling and with sleeping engines).
 //
 // Why the gate: a yielding thread is still runnable, and a CPU-bound process of
 // someone else then runs a whole time slice before the poller sees its request
-// (no-op apply to 100 engines beside one busy process: 1.9 ms with ungated polling
-// engines, 0.2 ms with sleeping ones). A yield that takes longer than kSlowYield is
+// (beside one busy process, ungated polling engines answer an order of magnitude
+// slower than sleeping ones). A yield that takes longer than kSlowYield is
 // the sign: someone else held the CPU. The poller then closes the gate, and every
 // engine of the cluster sleeps when idle, for a back-off that doubles while the
-// machine stays busy. With the gate, beside one busy process: 10-16 / 212-217 us
-// (8 / 100 engines) against 20-27 / 244-292 us for the condition-variable engines
-// this replaced, and the busy process kept 96% of its speed (86% beside those).
+// machine stays busy. With the gate, beside one busy process, engines answer
+// faster than the condition-variable engines this replaced, and the busy
+// process keeps more of its speed.
 #pragma once
 
 #include <algorithm>
@@ -29,10 +28,10 @@ namespace tessera::spmd::detail {
 using PollClock = std::chrono::steady_clock;
 
 //! A yield that takes longer than this means another process held the CPU for a
-//! time slice (milliseconds). Not less: with 100 polling engines on 2 vCPUs a yield
-//! passes through 50 pollers and now and then took over 200 us; a 200 us threshold
-//! closed the gate on the engines alone (no-op apply to 100 engines: 220-300 us
-//! instead of 70-90 us).
+//! time slice (milliseconds). Not less: with many more polling engines than
+//! CPUs a yield passes through all the pollers of its CPU, and a threshold of a
+//! fraction of a millisecond closed the gate on the engines alone (no-op apply
+//! to 100 engines then ran several times slower).
 inline constexpr std::chrono::microseconds kSlowYield{1000};
 
 enum class PollResult { ready, expired, contended };

@@ -26,6 +26,31 @@ TEST_CASE("keys are equal by name and index, and hash alike") {
   CHECK(absl::HashOf(Key("a", {3})) == absl::HashOf(Key("a", {3})));
 }
 
+TEST_CASE("a key's name is held while a key with it lives, and released after the last") {
+  const size_t base = detail::interned_name_count();
+  {
+    Key a("a-name-no-other-test-uses", {0});
+    CHECK(detail::interned_name_count() == base + 1);
+    Key b = a;                                  // a copy shares the name
+    Key c("a-name-no-other-test-uses", {1});    // so does a key made from the text
+    CHECK(detail::interned_name_count() == base + 1);
+    Key moved = std::move(b);
+    CHECK(moved == a);
+    CHECK(b.name().empty());                    // NOLINT(bugprone-use-after-move): a moved-from key is empty
+    b = c;
+    CHECK(b == c);
+  }
+  CHECK(detail::interned_name_count() == base);
+}
+
+TEST_CASE("a name pinned for task functions outlives the keys that share it") {
+  const size_t base = detail::interned_name_count();
+  const std::string* pinned = detail::intern("a-pinned-name-no-other-test-uses");
+  { Key k("a-pinned-name-no-other-test-uses"); CHECK(k.name().data() == pinned->data()); }
+  CHECK(detail::interned_name_count() == base + 1);
+  CHECK(*pinned == "a-pinned-name-no-other-test-uses");
+}
+
 TEST_CASE("keys sort like dask's sortkey") {
   CHECK(Key("a") < Key("b"));
   CHECK(Key("x", {0, 2}) < Key("x", {0, 10}));  // numerically, not as text

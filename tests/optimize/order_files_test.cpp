@@ -42,7 +42,7 @@ TEST_CASE("the pressure metric and the get_sync model reproduce dask's figures u
   }
 }
 
-// The acceptance figure of issue 2: get_sync (dask's get_async rules) run on
+// The acceptance figure of tessera's order: get_sync (dask's get_async rules) run on
 // every file with tessera's order holds at most as many results as dask 2022.12
 // did, and at most 75% of dask's total.
 TEST_CASE("get_sync with order holds no more results than dask's, and 25% fewer overall") {

@@ -30,6 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/types/span.h>
 
 #include "tessera/array/core/chunks.hpp"
@@ -109,6 +111,9 @@ class Array {
     Chunks chunks;
     DType dtype;
     std::vector<std::shared_ptr<const Layer>> layers;
+    //! For each key name, the layers (of `layers`) that define keys of that
+    //! name: graph() finds a key's node without scanning every layer.
+    absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>> layers_of_name;
   };
   Scalar compute_scalar(const ComputeOptions& options) const;
   std::shared_ptr<const State> state_;

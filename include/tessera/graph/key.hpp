@@ -2,7 +2,11 @@
 //
 // A Key is what dask calls a key: a plain name (`x`) or a tuple of a name and
 // integer indices (`('x', 0, 1)`), the form dask.array uses for blocks. Names are
-// interned, so a Key is cheap to copy, hash and compare for equality.
+// interned, so a Key is cheap to hash and compare for equality; copying one
+// costs a relaxed atomic increment. An interned name is released when the last
+// Key holding it goes, so a long-running process that keeps making fresh names
+// (every `compute()`, `store()` and `map_blocks()` makes one) holds only the
+// names of the keys still alive.
 //
 // Keys print as dask prints them and sort with dask's `sortkey` rule: names
 // compare as strings, tuples element by element, and a string against a tuple by
@@ -18,17 +22,31 @@
 // Thread-safe: Keys are immutable; creating them from several threads is safe.
 #pragma once
 
+#include <atomic>
 #include <compare>
 #include <cstdint>
 #include <initializer_list>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <absl/container/inlined_vector.h>
 #include <absl/types/span.h>
 
 namespace tessera {
+
+namespace detail {
+//! One interned name: its text and the number of holders (Keys, plus one for a
+//! name pinned by `intern`). Freed when the count reaches zero.
+struct InternedName {
+  explicit InternedName(std::string_view s) : text(s) {}
+  const std::string text;
+  mutable std::atomic<uint64_t> refs{1};
+};
+//! Drops one holder of `n`; the last one removes it from the table.
+void release_name(const InternedName* n);
+}  // namespace detail
 
 class Key {
  public:
@@ -41,7 +59,29 @@ class Key {
   Key(std::string_view name, std::initializer_list<int64_t> index)
       : Key(name, absl::Span<const int64_t>(index.begin(), index.size())) {}
 
-  std::string_view name() const { return *name_; }
+  Key(const Key& other) : name_(other.name_), index_(other.index_), tuple_(other.tuple_) { acquire(); }
+  Key(Key&& other) noexcept
+      : name_(std::exchange(other.name_, nullptr)), index_(std::move(other.index_)), tuple_(other.tuple_) {}
+  Key& operator=(const Key& other) {
+    if (this != &other) {
+      other.acquire();
+      release();
+      name_ = other.name_;
+      index_ = other.index_;
+      tuple_ = other.tuple_;
+    }
+    return *this;
+  }
+  Key& operator=(Key&& other) noexcept {
+    std::swap(name_, other.name_);
+    index_ = std::move(other.index_);
+    tuple_ = other.tuple_;
+    return *this;
+  }
+  ~Key() { release(); }
+
+  //! The name; empty for a moved-from Key.
+  std::string_view name() const { return name_ != nullptr ? std::string_view(name_->text) : std::string_view(); }
   absl::Span<const int64_t> index() const { return index_; }
   bool is_tuple() const { return tuple_; }
 
@@ -62,7 +102,20 @@ class Key {
   }
 
  private:
-  const std::string* name_;  // interned: equal names share one pointer
+  void acquire() const {
+    if (name_ != nullptr) name_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() {
+    if (name_ == nullptr) return;
+    // Most releases are not the last: a CAS keeps them off the table's lock.
+    uint64_t c = name_->refs.load(std::memory_order_relaxed);
+    while (c > 1) {
+      if (name_->refs.compare_exchange_weak(c, c - 1, std::memory_order_release, std::memory_order_relaxed)) return;
+    }
+    detail::release_name(name_);
+  }
+
+  const detail::InternedName* name_;  // interned: equal names share one pointer
   absl::InlinedVector<int64_t, 3> index_;
   bool tuple_ = false;
 };
@@ -70,9 +123,12 @@ class Key {
 std::ostream& operator<<(std::ostream& os, const Key& k);
 
 namespace detail {
-//! The one stored copy of `name`; equal names give the same pointer, valid for
-//! the life of the process. Keys and task function names share this table.
+//! The one stored copy of `name`, pinned: equal names give the same pointer,
+//! valid for the life of the process (task function names, a bounded set).
+//! Keys share the table but hold their names only while they live.
 const std::string* intern(std::string_view name);
+//! How many names the table holds now (pinned ones and those of live Keys).
+size_t interned_name_count();
 }  // namespace detail
 
 }  // namespace tessera

@@ -8,6 +8,16 @@
 // apart by structure first and by the keys' dask sortkey order last, so the
 // result is deterministic.
 //
+// Because a scheduler runs whatever a completion makes ready first, an order
+// mostly decides which root (a task without dependencies) starts next. So
+// `order` tries more than one root sequence: the critical-path order above,
+// and two greedy ones that, whenever only roots are left to start, pick the
+// root that leaves the fewest extra results held, or the one that frees the
+// most results per task it lets run. It keeps the order under which a
+// single-worker run holds the fewest results at once (the first one on a tie).
+// The greedy look-ahead weighs a bounded number of roots per step, fewer as
+// graphs grow, so the whole stays near-linear.
+//
 // `order_pressure` measures an order the way `dask.order.diagnostics` does: the
 // largest number of results held when the nodes run one at a time in priority
 // order. `sync_pressure` predicts what get_sync holds with an order.

@@ -304,4 +304,19 @@ int64_t parse_bytes(std::string_view text) {
                                 "\": expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"));
 }
 
+Shape regular_chunk_shape(const Chunks& chunks) {
+  Shape chunk;
+  for (size_t k = 0; k < chunks.ndim(); ++k) {
+    const auto& sizes = chunks[k];
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+      if (sizes[i] != sizes[0] || sizes.back() > sizes[0]) {
+        throw ChunkError(absl::StrCat("store to zarr needs regular chunks (equal blocks but a smaller last one), "
+                                      "found ", chunks.str(), " along axis ", k, "; rechunk first"));
+      }
+    }
+    chunk.push_back(std::max<int64_t>(sizes[0], 1));
+  }
+  return chunk;
+}
+
 }  // namespace tessera::array

@@ -89,14 +89,13 @@ constexpr bool kRecycleLargeBuffers = true;
 
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Three tiers, because a block is written once right after it is allocated,
-  // and fresh pages cost about as much as the writing (4 KiB page faults: 0.43 s
-  // to touch 1 GiB here, memcpy 0.09 s):
+  // and faulting in fresh 4 KiB pages costs several times the writing itself:
   //  - blocks of 2 to 64 MiB (most chunked-array blocks) come from oneTBB's
   //    scalable allocator, whose large-object cache hands a freed block's
   //    pages to the next block of its size and releases those left unused;
   //  - larger buffers come straight from the kernel with transparent huge
   //    pages requested where the system grants them on request, as numpy asks
-  //    for its large arrays (0.15 s to touch 1 GiB); nothing keeps them after;
+  //    for its large arrays (far fewer faults); nothing keeps them after;
   //  - small ones from the heap, rounded up to whole cache lines and never zero
   //    bytes, so data() is never null.
   constexpr size_t kLarge = size_t{2} << 20;
@@ -323,9 +322,9 @@ namespace {
 // Copies of at least this many bytes in all write rows with non-temporal
 // stores: the destination is too large to stay in the cache anyway, and a
 // plain store first reads each destination line (a third more memory
-// traffic). A strided 1 GiB copy in 2 KiB rows took 0.18 s streamed, 0.23 s
-// with memcpy, here. glibc's memcpy streams only single calls larger than
-// most of the cache, which rows never are.
+// traffic; bench/rechunk's strided copies show the difference). glibc's
+// memcpy streams only single calls larger than most of the cache, which rows
+// never are.
 constexpr size_t kStreamCopyBytes = size_t{256} << 10;
 
 void copy_row(std::byte* dst, const std::byte* src, size_t n, bool stream) {
@@ -424,6 +423,8 @@ void NDArray::check_tensor(DType wanted, int rank, bool read_only) const {
                              " bytes; copy() it first"));
   }
 }
+
+NDArray c_contiguous(const NDArray& a) { return a.is_c_contiguous() ? a : a.copy(); }
 
 bool array_equal(const NDArray& a, const NDArray& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;

@@ -8,7 +8,7 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "array/block.hpp"
 #include "tessera/array/io/mapped_file.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"

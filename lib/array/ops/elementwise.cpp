@@ -5,7 +5,6 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"

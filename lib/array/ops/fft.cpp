@@ -21,7 +21,9 @@
 #include <absl/strings/str_cat.h>
 #include <unsupported/Eigen/FFT>
 
-#include "array/array_blocks.hpp"
+#include "array/block.hpp"
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"

@@ -2,7 +2,7 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "array/block.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
 
@@ -19,8 +19,6 @@ void check_kernel_inputs(const std::vector<Array>& inputs, DType t, int rank) {
     }
   }
 }
-
-NDArray c_contiguous(const NDArray& block) { return block.is_c_contiguous() ? block : block.copy(); }
 
 }  // namespace detail
 

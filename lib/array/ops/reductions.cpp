@@ -11,7 +11,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
-#include "array/array_blocks.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
 

@@ -8,7 +8,9 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "array/block.hpp"
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"

@@ -8,7 +8,9 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
-#include "array/array_blocks.hpp"
+#include "array/block.hpp"
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"

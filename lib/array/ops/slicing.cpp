@@ -4,7 +4,7 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
 

@@ -12,6 +12,8 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/array_blocks.hpp"
+#include "array/block.hpp"
+#include "array/ops/store.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
@@ -67,21 +69,6 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
         target.slice(region).assign(b);
       },
       options);
-}
-
-Shape regular_chunk_shape(const Chunks& chunks) {
-  Shape chunk;
-  for (size_t k = 0; k < chunks.ndim(); ++k) {
-    const auto& sizes = chunks[k];
-    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
-      if (sizes[i] != sizes[0] || sizes.back() > sizes[0]) {
-        throw ChunkError(absl::StrCat("store to zarr needs regular chunks (equal blocks but a smaller last one), "
-                                      "found ", chunks.str(), " along axis ", k, "; rechunk first"));
-      }
-    }
-    chunk.push_back(std::max<int64_t>(sizes[0], 1));
-  }
-  return chunk;
 }
 
 void write_target(const std::string& path, bool overwrite, absl::FunctionRef<void(const std::string& tmp)> write) {

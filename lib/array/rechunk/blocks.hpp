@@ -11,16 +11,13 @@
 #include <absl/types/span.h>
 
 #include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
 
 namespace tessera::array::detail {
-
-//! Calls `f(index)` for every index of the grid `extent`, in C order (once for
-//! a 0-d grid, never for a grid with an extent 0).
-void for_each_block(absl::Span<const int64_t> extent, absl::FunctionRef<void(absl::Span<const int64_t>)> f);
 
 //! A view of the box `[start, start + shape)` of `a`.
 NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);

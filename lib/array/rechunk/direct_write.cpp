@@ -30,6 +30,8 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/array_blocks.hpp"
+#include "array/block.hpp"
+#include "array/ops/store.hpp"
 #include "array/rechunk/blocks.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/io/zarr.hpp"
@@ -75,7 +77,7 @@ bool direct_writes_pay(const ChunkWriter& w, const Chunks& old_chunks, size_t mi
   const std::vector<int64_t> begin(w.numblocks.size(), 0);
   size_t bytes = 0;
   int64_t runs = 0;
-  detail::for_each_block(old_chunks.numblocks(), [&](absl::Span<const int64_t> in) {
+  for_each_block(old_chunks, [&](absl::Span<const int64_t> in) {
     detail::for_each_shard(w.maps, w.feeds, in, begin, w.numblocks, [&](const detail::Shard& s) {
       const Runs r = runs_of(s.shape, w.chunk_shape, w.dtype.itemsize());
       if (r.bytes == 0) return;
@@ -124,7 +126,7 @@ void write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const i
     for (size_t a = runs.axis; a < shape.size(); ++a) fixed += s.target_start[a] * w.chunk_strides[a];
     const std::byte* data = stage.data();
     const std::vector<int64_t> leading(shape.begin(), shape.begin() + static_cast<ptrdiff_t>(runs.axis));
-    detail::for_each_block(leading, [&](absl::Span<const int64_t> i) {
+    for_each_index(leading, [&](absl::Span<const int64_t> i) {
       int64_t offset = fixed;
       for (size_t a = 0; a < runs.axis; ++a) offset += (s.target_start[a] + i[a]) * w.chunk_strides[a];
       write_all(file.fd, data, runs.bytes, static_cast<off_t>(offset), path);
@@ -137,7 +139,7 @@ void write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const i
 // (The writer has at least one axis.)
 void create_chunk_files(const ChunkWriter& w) {
   const auto size = static_cast<off_t>(w.chunk_strides[0] * w.chunk_shape[0]);
-  detail::for_each_block(w.numblocks, [&](absl::Span<const int64_t> j) {
+  for_each_index(w.numblocks, [&](absl::Span<const int64_t> j) {
     const std::string path = w.store->chunk_path({j.begin(), j.end()});
     const UniqueFd file = open_chunk_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (::ftruncate(file.fd, size) != 0) throw StorageError(path, "cannot size a chunk file", errno);
@@ -149,7 +151,7 @@ void create_chunk_files(const ChunkWriter& w) {
 RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
                                  const RechunkStoreOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.rechunk.block_size_limit);
-  if (options.rechunk.method == RechunkMethod::automatic && x.size() > 0 && x.ndim() > 0) {
+  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && x.size() > 0 && x.ndim() > 0) {
     auto w = std::make_shared<ChunkWriter>();
     w->maps = old_to_new(x.chunks().sizes(), target.sizes());
     w->feeds = detail::feeds_of(w->maps, x.chunks());

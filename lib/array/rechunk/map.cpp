@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tessera/array/core/grid.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -131,31 +132,17 @@ void for_each_intersection(const std::vector<AxisMap>& maps, absl::Span<const in
   x.input_start.resize(ndim);
   x.output_start.resize(ndim);
   x.shape.resize(ndim);
-  x.position.assign(ndim, 0);
-  auto set_axis = [&](size_t a) {
-    const Piece& p = maps[a][static_cast<size_t>(output_block[a])][static_cast<size_t>(x.position[a])];
-    x.input_block[a] = p.block;
-    x.input_start[a] = p.start;
-    x.output_start[a] = p.output_start;
-    x.shape[a] = p.size();
-  };
-  for (size_t a = 0; a < ndim; ++a) set_axis(a);
-  // An odometer over the grid, last axis fastest (C order).
-  while (true) {
-    visit(x);
-    size_t a = ndim;
-    while (a > 0) {
-      --a;
-      if (++x.position[a] < grid[a]) {
-        set_axis(a);
-        break;
-      }
-      x.position[a] = 0;
-      set_axis(a);
-      if (a == 0) return;
+  for_each_index(grid, [&](absl::Span<const int64_t> position) {
+    x.position.assign(position.begin(), position.end());
+    for (size_t a = 0; a < ndim; ++a) {
+      const Piece& p = maps[a][static_cast<size_t>(output_block[a])][static_cast<size_t>(position[a])];
+      x.input_block[a] = p.block;
+      x.input_start[a] = p.start;
+      x.output_start[a] = p.output_start;
+      x.shape[a] = p.size();
     }
-    if (ndim == 0) return;
-  }
+    visit(x);
+  });
 }
 
 std::vector<AxisPartial> partials_axis(const AxisMap& map) {

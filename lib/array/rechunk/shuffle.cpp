@@ -166,7 +166,7 @@ Scratch make_scratch(const ShuffleContext& c, absl::Span<const int64_t> p) {
   std::vector<int64_t> origin(p.size());
   for (size_t a = 0; a < p.size(); ++a) origin[a] = c.partial(a, p[a]).new_begin;
   std::vector<size_t> sizes;
-  for_each_block(partial_extent(c, p), [&](absl::Span<const int64_t> local) {
+  for_each_index(partial_extent(c, p), [&](absl::Span<const int64_t> local) {
     std::vector<int64_t> out(local.begin(), local.end());
     for (size_t a = 0; a < out.size(); ++a) out[a] += origin[a];
     size_t n = c.dtype.itemsize();
@@ -246,7 +246,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
   for (const auto& axis : c->partials) partial_counts.push_back(static_cast<int64_t>(axis.size()));
 
   Graph layer;
-  for_each_block(partial_counts, [&](absl::Span<const int64_t> pv) {
+  for_each_index(partial_counts, [&](absl::Span<const int64_t> pv) {
     const std::vector<int64_t> p(pv.begin(), pv.end());
     std::vector<int64_t> old_extent(ndim), old_origin(ndim), new_origin(ndim);
     bool identity = true;
@@ -266,7 +266,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
     const Key scratch(scratch_name, p);
     layer.put(scratch, Task(fn("rechunk_scratch", [c, p] { return make_scratch(*c, p); })));
     std::vector<Arg> transfers;
-    for_each_block(old_extent, [&](absl::Span<const int64_t> local) {
+    for_each_index(old_extent, [&](absl::Span<const int64_t> local) {
       std::vector<int64_t> in(local.begin(), local.end());
       for (size_t a = 0; a < ndim; ++a) in[a] += old_origin[a];
       std::vector<int64_t> key_index = p;
@@ -282,7 +282,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
     const Key barrier(barrier_name, p);
     layer.put(barrier, Task(fn("rechunk_barrier", [](const Scratch& s, const ValueList&) { return s; }),
                             ref(scratch), ArgList{std::move(transfers)}));
-    for_each_block(partial_extent(*c, p), [&](absl::Span<const int64_t> local) {
+    for_each_index(partial_extent(*c, p), [&](absl::Span<const int64_t> local) {
       std::vector<int64_t> out(local.begin(), local.end());
       for (size_t a = 0; a < ndim; ++a) out[a] += new_origin[a];
       layer.put(Key(out_name, out), Task(fn("rechunk_region", [c, p, out](const Scratch& s) {

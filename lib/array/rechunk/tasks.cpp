@@ -24,19 +24,6 @@ namespace tessera::array {
 
 namespace detail {
 
-void for_each_block(absl::Span<const int64_t> extent, absl::FunctionRef<void(absl::Span<const int64_t>)> f) {
-  for (int64_t e : extent) {
-    if (e == 0) return;
-  }
-  std::vector<int64_t> i(extent.size(), 0);
-  while (true) {
-    f(i);
-    size_t a = extent.size();
-    while (a > 0 && ++i[a - 1] == extent[a - 1]) i[--a] = 0;
-    if (a == 0) return;
-  }
-}
-
 NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
   std::vector<Slice> slices;
   slices.reserve(start.size());
@@ -45,8 +32,7 @@ NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<c
 }
 
 NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
-  NDArray v = box_view(a, start, shape);
-  return v.is_c_contiguous() ? v : v.copy();
+  return c_contiguous(box_view(a, start, shape));
 }
 
 Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks) {
@@ -81,7 +67,7 @@ void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::
   shard.source_start.resize(ndim);
   shard.target_start.resize(ndim);
   shard.shape.resize(ndim);
-  for_each_block(extent, [&](absl::Span<const int64_t> k) {
+  for_each_index(extent, [&](absl::Span<const int64_t> k) {
     for (size_t a = 0; a < ndim; ++a) {
       const AxisShard& s = axis_shards[a][static_cast<size_t>(k[a])];
       shard.new_block[a] = s.new_block;
@@ -165,7 +151,7 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std:
   const std::vector<AxisMap> maps = old_to_new(x.chunks.sizes(), chunks.sizes());
   Graph layer;
   int64_t splits = 0;
-  for_each_block(chunks.numblocks(), [&](absl::Span<const int64_t> out) {
+  for_each_block(chunks, [&](absl::Span<const int64_t> out) {
     const Key key(merge, out);
     std::vector<Intersection> pieces = pieces_of(maps, out);
     if (pieces.size() == 1) {
@@ -206,7 +192,7 @@ Step empty_layer(const StepInput& x, const Chunks& chunks, const std::string& to
   const std::string name = "rechunk-merge-" + token;
   Graph layer;
   const DType dtype = x.dtype;
-  for_each_block(chunks.numblocks(), [&](absl::Span<const int64_t> out) {
+  for_each_block(chunks, [&](absl::Span<const int64_t> out) {
     layer.put(Key(name, out), Task(fn("rechunk_empty", [dtype](const std::vector<int64_t>& shape) {
                                      return NDArray::empty(dtype, shape);
                                    }),

@@ -88,33 +88,6 @@ TEST_CASE("copy makes a contiguous array; Fortran data is a view with F strides"
   REQUIRE_THROWS_WITH_AS(s.reshape({6}), doctest::Contains("is not C-contiguous"), Error);
 }
 
-TEST_CASE("tensor maps C-contiguous arrays row-major and refuses the wrong type, rank or layout") {
-  NDArray a = iota({3, 4});
-  auto t = a.tensor<const double, 2>();
-  CHECK(t.dimension(0) == 3);
-  CHECK(t(2, 1) == 9);
-  Eigen::Tensor<double, 0, Eigen::RowMajor> total = t.sum();
-  CHECK(total() == 66);
-  NDArray out = NDArray::empty(DType::float64(), {3, 4});
-  out.tensor<double, 2>() = t * 2.0 + 1.0;
-  CHECK(out.at<double>({2, 3}) == 23);
-  NDArray v = from_tensor(Eigen::Tensor<float, 1, Eigen::RowMajor>(5).setConstant(1.5f));
-  CHECK(v.dtype() == DType::float32());
-  CHECK(v.at<float>({4}) == 1.5f);
-
-  REQUIRE_THROWS_WITH_AS((a.tensor<float, 2>()), "expected elements of type float32, found a float64 array of shape (3, 4)",
-                         TypeError);
-  REQUIRE_THROWS_WITH_AS((a.tensor<double, 3>()), "tensor: expected rank 3, found a float64 array of shape (3, 4) (rank 2)",
-                         TypeError);
-  REQUIRE_THROWS_WITH_AS((a.slice({Slice{}, Slice{0, 4, 2}}).tensor<double, 2>()),
-                         doctest::Contains("is not C-contiguous; copy() it first"), Error);
-  REQUIRE_THROWS_WITH_AS((a.copy(Order::F).tensor<double, 2>()), doctest::Contains("or take its transpose()"), Error);
-  CHECK(a.copy(Order::F).transpose().tensor<const double, 2>()(3, 2) == 11);
-  NDArray odd(Buffer::allocate(17, /*zero=*/true), DType::float64(), {2}, {8}, 1);  // a view at byte 1
-  CHECK(odd.at<double>({1}) == odd.copy().at<double>({1}));
-  REQUIRE_THROWS_WITH_AS((odd.tensor<const double, 1>()), doctest::Contains("not aligned to 8 bytes"), Error);
-}
-
 TEST_CASE("assign and astype copy between layouts and dtypes") {
   NDArray a = iota({2, 3});
   NDArray f = NDArray::zeros(DType::float64(), {2, 3}, Order::F);

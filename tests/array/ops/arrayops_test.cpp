@@ -166,6 +166,35 @@ TEST_CASE("map_blocks runs an Eigen kernel on every block") {
   check_close(f.compute(), astype(x, DType::float32()).compute(), "cast<float>");
 }
 
+TEST_CASE("map_blocks kernels get C-ordered maps of strided blocks (the tensor route)") {
+  // Blocks of a transposed array are Fortran-strided views; the kernel's maps
+  // must still read element (i, j) as (i, j).
+  std::vector<double> v(12);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  const NDArray t = NDArray::from_vector(v, {3, 4}).transpose();  // (4, 3), not C-contiguous
+  REQUIRE_FALSE(t.is_c_contiguous());
+  const Array x = from_ndarray(t, {2, 3});
+  const NDArray y = map_blocks<double, 2>([](auto a) { return a * 10.0; }, x).compute();
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 3; ++j) CHECK(y.at<double>({i, j}) == 10.0 * t.at<double>({i, j}));
+  }
+}
+
+TEST_CASE("arrays computed one after another leave no names behind once they are gone") {
+  // Each round makes unique names (from_ndarray, map_blocks, compute); a process
+  // that runs such rounds for ever must not keep them.
+  const NDArray data = NDArray::from_vector(std::vector<double>{1, 2, 3, 4}, {4});
+  auto round = [&] {
+    Array x = from_ndarray(data, {2});
+    Array y = map_blocks<double, 1>([](auto a) { return a + 1.0; }, x);
+    CHECK(y.compute().data<double>()[3] == 5.0);
+  };
+  round();  // the first round pins the task function names it uses
+  const size_t base = tessera::detail::interned_name_count();
+  for (int i = 0; i < 20; ++i) round();
+  CHECK(tessera::detail::interned_name_count() == base);
+}
+
 TEST_CASE("map_blocks errors name the input, the block and what was expected") {
   Array x = ones({6}, 3), i = ones({6}, 3, DType::int32());
   auto twice = [&] { return map_blocks<double, 1>([](auto t) { return t * 2.0; }, i); };

@@ -45,7 +45,7 @@ struct Rechunked {
 
 Rechunked build(const NDArray& data, const Chunks& old_chunks, const Chunks& target, const RechunkOptions& options) {
   Rechunked r;
-  ad::for_each_block(old_chunks.numblocks(), [&](absl::Span<const int64_t> i) {
+  tessera::array::for_each_index(old_chunks.numblocks(), [&](absl::Span<const int64_t> i) {
     r.graph.put(Key("x", i), Value(ad::box_view(data, block_offset(old_chunks, i),
                                                     old_chunks.block_shape({i.begin(), i.end()}))
                                          .copy()));
@@ -66,11 +66,11 @@ NDArray run(const NDArray& data, const Chunks& old_chunks, const Chunks& target,
             int workers = 2) {
   Rechunked r = build(data, old_chunks, target, options);
   std::vector<Key> keys;
-  ad::for_each_block(target.numblocks(), [&](absl::Span<const int64_t> i) { keys.emplace_back(r.name, i); });
+  tessera::array::for_each_index(target.numblocks(), [&](absl::Span<const int64_t> i) { keys.emplace_back(r.name, i); });
   Result result = get(r.graph, keys, {.num_workers = workers});
   NDArray out = NDArray::empty(data.dtype(), data.shape());
   size_t n = 0;
-  ad::for_each_block(target.numblocks(), [&](absl::Span<const int64_t> i) {
+  tessera::array::for_each_index(target.numblocks(), [&](absl::Span<const int64_t> i) {
     const NDArray& block = result[n++].as<NDArray>();
     REQUIRE(block.shape() == target.block_shape({i.begin(), i.end()}));
     CHECK(block.is_c_contiguous());

@@ -61,7 +61,7 @@ TEST_CASE("a many-to-many rechunk under a roomy limit goes through one merged in
   REQUIRE(steps.size() == 2);
   CHECK(steps[0] == regular({{2048, 8}, {8192, 1}}));
   CHECK(steps[1] == cols);
-  CHECK(largest_block_size(steps[0]) * 8 <= (int64_t{128} << 20));
+  CHECK(largest_block_size(steps[0]) * 8 <= kDefaultChunkBytes);
 }
 
 TEST_CASE("plans stop early: one axis, equal chunkings, small graphs, empty arrays") {

@@ -78,9 +78,9 @@ TEST_CASE("rows to columns goes straight into the chunk files; short runs are st
   CHECK_FALSE(back.direct);
   CHECK(array_equal(read_back((dir.path / "rows.zarr").string()), data));
 
-  // An explicit method is honoured: rechunk, then store.
+  // through_rechunk is honoured: rechunk, then store.
   const RechunkStoreResult staged = rechunk_store(rows, {-1, 1024}, (dir.path / "staged.zarr").string(),
-                                                  {.rechunk = {.method = RechunkMethod::tasks}});
+                                                  {.method = RechunkStoreMethod::through_rechunk});
   CHECK_FALSE(staged.direct);
   CHECK(array_equal(read_back((dir.path / "staged.zarr").string()), data));
 }

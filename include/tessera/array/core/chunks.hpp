@@ -29,9 +29,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tessera/array/core/dtype.hpp"
+#include "tessera/array/core/grid.hpp"
 
 namespace tessera::array {
 
@@ -83,6 +85,26 @@ class Chunks {
   std::vector<std::vector<int64_t>> sizes_;
   std::vector<std::vector<int64_t>> offsets_;
 };
+
+//! Calls `f(block index)` for every block of `chunks`, in C order of the block
+//! grid (see for_each_index).
+//! @code
+//!   for_each_block(x.chunks(), [&](absl::Span<const int64_t> b) { keys.push_back(x.block_key(b)); });
+//! @endcode
+template <class F>
+void for_each_block(const Chunks& chunks, F&& f) {
+  const std::vector<int64_t> numblocks = chunks.numblocks();
+  for_each_index(numblocks, std::forward<F>(f));
+}
+
+//! The block shape of regular chunks, the form a zarr store keeps: each axis's
+//! first block (1 for an axis of length 0). Throws ChunkError unless every
+//! axis has equal blocks but a smaller last one.
+//! @code
+//!   regular_chunk_shape(Chunks({{4, 4, 2}, {6}}));   // {4, 6}
+//!   regular_chunk_shape(Chunks({{2, 4}}));           // ChunkError: rechunk first
+//! @endcode
+Shape regular_chunk_shape(const Chunks& chunks);
 
 //! What one axis's chunks are to be: a block size (`-1` for the whole axis),
 //! `std::nullopt` (the whole axis), "auto", or explicit sizes (`{5, 5, 2}`).

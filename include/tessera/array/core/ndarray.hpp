@@ -6,7 +6,7 @@
 // a MappedFile (it keeps the mapping alive), so a block of a .npy or zarr store
 // is used in place, never read into memory first. Slicing (with steps) and
 // transposing make views; `copy()` makes a contiguous array; `tensor<T, N>()`
-// (include tessera/array/tensor.hpp) gives an Eigen::TensorMap in row-major
+// (include tessera/array/core/tensor.hpp) gives an Eigen::TensorMap in row-major
 // (numpy C) order over a C-contiguous array. Fortran-order data is a view with
 // Fortran strides; its transpose is C-contiguous.
 //
@@ -188,7 +188,7 @@ class NDArray {
   //! An Eigen::TensorMap of rank N over the elements, row-major like numpy's C order.
   //! T must be the dtype's C++ type, `const T` for read-only access. Throws
   //! TypeError for another type or rank, Error for a view that is not C-contiguous,
-  //! not aligned to its element type, or (T not const) a read-only array. Defined in tessera/array/tensor.hpp.
+  //! not aligned to its element type, or (T not const) a read-only array. Defined in tessera/array/core/tensor.hpp.
   //! @code
   //!   auto t = a.tensor<const double, 2>();   // Eigen::TensorMap<const Tensor<double, 2, RowMajor>>
   //!   double s = Eigen::Tensor<double, 0, Eigen::RowMajor>(t.sum())();
@@ -217,6 +217,10 @@ size_t array_nbytes(DType dtype, const Shape& shape);
 
 //! True when both have the same dtype, shape and elements (NaN equals NaN).
 bool array_equal(const NDArray& a, const NDArray& b);
+
+//! `a` itself when it is C-contiguous, else a C-ordered copy: what a strided
+//! view needs before `tensor<T, N>()` maps it.
+NDArray c_contiguous(const NDArray& a);
 
 template <Element T>
 NDArray NDArray::from_vector(const std::vector<T>& values, Shape shape) {

@@ -1,16 +1,27 @@
-// tessera/array/core/tensor.hpp — Eigen tensor views of NDArrays.
+// tessera/array/core/tensor.hpp — NDArray <-> Eigen Tensor, the route for array kernels.
 //
+// tessera's array kernels are Eigen Tensor expressions over block memory (the
+// design says so, and map_blocks hands its kernels these maps). The route has
+// two directions, neither of which copies when it does not have to:
+//   - NDArray -> Eigen: `a.tensor<T, N>()` maps a C-contiguous array as an
+//     `Eigen::TensorMap` in row-major order (numpy's C order), so index (i, j)
+//     of the map is element (i, j) of the array; `tensor<const T, N>()` maps
+//     read-only memory (a mapped file). A strided view (a slice with a step, a
+//     transpose) is refused with an Error that says so: `c_contiguous(a)` gives
+//     a C-ordered copy to map (the array itself when it already is one). A
+//     wrong element type or rank is a TypeError naming both.
+//   - Eigen -> NDArray: assign an expression to the map of a fresh block
+//     (`NDArray::empty`), which evaluates it in place; or `from_tensor(t)`
+//     copies an evaluated row-major tensor into a new block.
 // Kept apart from ndarray.hpp because Eigen's Tensor module is slow to compile:
-// only the files that run Eigen kernels include it. `NDArray::tensor<T, N>()`
-// maps a C-contiguous array as an `Eigen::TensorMap` in row-major order (numpy's
-// C order), so index (i, j) of the map is element (i, j) of the array. Writing
-// an expression into a fresh block needs no copy:
+// only the files that run Eigen kernels include it.
 //
 // @code
-//   #include <tessera/array/tensor.hpp>
+//   #include <tessera/array/core/tensor.hpp>
 //   using namespace tessera::array;
 //   NDArray out = NDArray::empty(DType::float64(), x.shape());
-//   out.tensor<double, 2>() = x.tensor<const double, 2>() * 2.0 + 1.0;
+//   out.tensor<double, 2>() = x.tensor<const double, 2>() * 2.0 + 1.0;   // no copy of x
+//   auto row_sums = c_contiguous(x.transpose()).tensor<const double, 2>().sum(std::array{0});
 //   NDArray y = from_tensor(Eigen::Tensor<float, 1, Eigen::RowMajor>(5).setConstant(1));
 // @endcode
 #pragma once

@@ -30,6 +30,7 @@
 #include "tessera/array/array.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/dtype.hpp"
+#include "tessera/array/core/grid.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/scalar.hpp"
 
@@ -85,15 +86,11 @@ Array from_function(F f, const Shape& shape, const ChunkSpec& chunks = "auto") {
   BlockMaker make = [f = std::move(f)](absl::Span<const int64_t> offset, const Shape& s) {
     NDArray out = NDArray::empty(dtype_of<T>, s);
     T* p = out.data<T>();
-    std::vector<int64_t> index(offset.begin(), offset.end());
-    for (int64_t n = out.size(); n > 0; --n) {
+    std::vector<int64_t> index(offset.size());
+    for_each_index(s, [&](absl::Span<const int64_t> in_block) {
+      for (size_t axis = 0; axis < index.size(); ++axis) index[axis] = offset[axis] + in_block[axis];
       *p++ = static_cast<T>(f(absl::Span<const int64_t>(index)));
-      // Next index in C order within the block.
-      for (size_t axis = s.size(); axis-- > 0;) {
-        if (++index[axis] < offset[axis] + s[axis]) break;
-        index[axis] = offset[axis];
-      }
-    }
+    });
     return out;
   };
   return from_blocks(std::move(make), dtype_of<T>, shape, chunks);

@@ -1,9 +1,11 @@
 // tessera/array/ops/map_blocks.hpp — run a kernel on every block, as dask's map_blocks.
 //
 // The kernel receives each input's block as a read-only row-major
-// `Eigen::TensorMap` (`TensorMap<const T, N>`) and returns the output block: an
-// NDArray, an `Eigen::Tensor<U, M, Eigen::RowMajor>`, or any Eigen tensor
-// expression over the maps (evaluated into a new block). Inputs must have the
+// `Eigen::TensorMap` (`TensorMap<const T, N>`, core/tensor.hpp's route from
+// NDArray to Eigen; a strided block is copied to C order first) and returns
+// the output block: an NDArray, an `Eigen::Tensor<U, M, Eigen::RowMajor>`, or
+// any Eigen tensor expression over the maps (evaluated into a new block).
+// The untyped form gets NDArray blocks and takes the same route itself. Inputs must have the
 // same number of blocks along each axis; block (i, j, ...) of the output comes
 // from block (i, j, ...) of every input. The output keeps the first input's
 // chunks unless `options.chunks` says otherwise, and each block the kernel
@@ -15,6 +17,12 @@
 //   namespace ta = tessera::array;
 //   ta::Array y = ta::map_blocks<double, 2>([](auto a) { return a * a + 1.0; }, x);
 //   ta::Array d = ta::map_blocks<double, 1>([](auto a, auto b) { return a - b; }, x, z);
+//   // untyped: NDArray blocks, mapped with tensor<T, N>() and written in place
+//   ta::Array e = ta::map_blocks([](absl::Span<const ta::NDArray> in) {
+//     ta::NDArray out = ta::NDArray::empty(ta::DType::float64(), in[0].shape());
+//     out.tensor<double, 2>() = ta::c_contiguous(in[0]).tensor<const double, 2>().exp();
+//     return out;
+//   }, {x}, ta::DType::float64());
 // @endcode
 //
 // Thread-safe: kernels run on worker threads, concurrently on different blocks.
@@ -61,8 +69,6 @@ namespace detail {
 
 //! Throws TypeError unless every input has dtype `t` and `rank` axes.
 void check_kernel_inputs(const std::vector<Array>& inputs, DType t, int rank);
-//! The block itself when C-contiguous, else a C-ordered copy (tensor maps need one).
-NDArray c_contiguous(const NDArray& block);
 
 template <class R>
 NDArray to_block(R&& r) {

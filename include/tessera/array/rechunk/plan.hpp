@@ -41,6 +41,8 @@
 #include <absl/functional/function_ref.h>
 #include <absl/types/span.h>
 
+#include "tessera/array/core/chunks.hpp"
+
 namespace tessera::array {
 
 //! Block sizes along each axis: `chunks[axis][block]`, as dask's chunk tuples.
@@ -123,15 +125,19 @@ int64_t count_intersections(const std::vector<AxisMap>& maps);
 //! blocks of the crossed chunking (old + new - 1, or old when unchanged).
 int64_t estimate_graph_size(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks);
 
+//! The default graph-growth factor of rechunk planning and of the choice between
+//! the `tasks` and `shuffle` methods (dask's `array.rechunk.threshold`).
+inline constexpr double kDefaultRechunkThreshold = 4.0;
+
 //! Limits for planning.
 struct PlanOptions {
   //! No intermediate block is larger than this many bytes (or than the largest
   //! input or output block, when one of them is larger).
-  int64_t block_size_limit = int64_t{128} << 20;
+  int64_t block_size_limit = kDefaultChunkBytes;
   //! The graph-growth factor under which no intermediate step is added: a plan
   //! stops once its last step has fewer than threshold * (input blocks +
   //! output blocks) pieces (dask's `array.rechunk.threshold`).
-  double threshold = 4.0;
+  double threshold = kDefaultRechunkThreshold;
 };
 
 //! The chunkings to go through, the last one `new_chunks`: intermediate steps
@@ -143,7 +149,9 @@ std::vector<ChunkSizes> plan_rechunk(const ChunkSizes& old_chunks, const ChunkSi
 
 //! How a rechunk moves data.
 enum class RechunkMethod {
-  automatic,  //!< `tasks` for small graphs, else `shuffle` (see choose_rechunk_method)
+  //! `tasks` when the graph would be small, else `shuffle` (see
+  //! choose_rechunk_method); `rechunk_store` has its own choice, RechunkStoreMethod.
+  automatic,
   tasks,      //!< getitem + concatenate tasks per output block (dask's method)
   shuffle,    //!< shards written into a buffer laid out by output block
 };
@@ -151,17 +159,17 @@ enum class RechunkMethod {
 //! dask's `_choose_rechunk_method`: `tasks` when the number of pieces is below
 //! threshold * (input blocks + output blocks), else `shuffle`.
 RechunkMethod choose_rechunk_method(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks,
-                                    double threshold = 4.0);
+                                    double threshold = kDefaultRechunkThreshold);
 
 //! How `rechunk` (rechunk.hpp) moves data.
 struct RechunkOptions {
   RechunkMethod method = RechunkMethod::automatic;
   //! The largest block, in bytes, an intermediate step may make ("auto" chunks
   //! are sized by it too).
-  int64_t block_size_limit = int64_t{128} << 20;
+  int64_t block_size_limit = kDefaultChunkBytes;
   //! Graph-growth factor under which no intermediate step is planned, and the
-  //! factor `automatic` compares the graph size against.
-  double threshold = 4.0;
+  //! factor RechunkMethod::automatic compares the graph size against.
+  double threshold = kDefaultRechunkThreshold;
   //! `tasks`: one task per new block copying the pieces straight from the old
   //! blocks, instead of getitem tasks and a concatenate task.
   bool fuse = true;

@@ -21,9 +21,11 @@
 //     fails; with `disk = false` it is heap memory.
 //   - `automatic`: `tasks` when the graph is small, else `shuffle`, as dask's
 //     `_choose_rechunk_method` decides.
-// `rechunk_store(x, chunks, path)` rechunks into a new zarr store; when the
-// shards land in its chunk files in long runs, each old block's task writes
-// them straight there (no new block is ever held, no scratch is written).
+// `rechunk_store(x, chunks, path)` rechunks into a new zarr store. It has its
+// own choice, RechunkStoreMethod: by default, when the shards land in the
+// store's chunk files in long runs, each old block's task writes them straight
+// there (no new block is ever held, no scratch is written); otherwise it
+// stores `rechunk(x, chunks)`, moving data by the RechunkMethod above.
 // Chunks are given as `normalize_chunks` takes them, with dask's rechunk rule
 // that an axis given as `keep` (or std::nullopt), or missing from a per-axis
 // map, keeps its chunks; -1 takes the whole axis.
@@ -109,13 +111,24 @@ class RechunkSpec {
 //! @endcode
 Array rechunk(const Array& x, const RechunkSpec& chunks, const RechunkOptions& options = {});
 
+//! How `rechunk_store` writes the new store.
+enum class RechunkStoreMethod {
+  //! Each old block's task writes its shards straight into the chunk files when
+  //! they land there in long runs (`direct_min_run`); else `through_rechunk`.
+  direct_when_runs_are_long,
+  //! `store(rechunk(x, chunks, options.rechunk), path, options.store)`.
+  through_rechunk,
+};
+
 //! How `rechunk_store` rechunks and writes.
 struct RechunkStoreOptions {
+  RechunkStoreMethod method = RechunkStoreMethod::direct_when_runs_are_long;
+  //! How data moves when the store is written through `rechunk`.
   RechunkOptions rechunk = {};
   StoreOptions store = {};
-  //! With the `automatic` method: write straight into the chunk files when the
-  //! shards land there in runs of at least this many bytes on average (each
-  //! run is one system call). 0: always; SIZE_MAX: never.
+  //! With `direct_when_runs_are_long`: write straight into the chunk files when
+  //! the shards land there in runs of at least this many bytes on average
+  //! (each run is one system call). 0: always; SIZE_MAX: never.
   size_t direct_min_run = size_t{64} << 10;
 };
 
@@ -127,11 +140,12 @@ struct RechunkStoreResult {
 
 //! Rechunks `x` into a new zarr store at `path` whose chunks are `chunks`, as
 //! rechunker's `rechunk(source, target_chunks, max_mem, target_store)` does.
-//! With `automatic` (the default method), when the shards of the old blocks
-//! land in the chunk files in long runs (`direct_min_run`), each old block's
-//! task writes its shards straight into the chunk files: no new block is ever
-//! held in memory and no scratch is written. Otherwise, and with an explicit
-//! method, it is `store(rechunk(x, chunks, options.rechunk), path, options.store)`.
+//! With RechunkStoreMethod::direct_when_runs_are_long (the default), when the
+//! shards of the old blocks land in the chunk files in long runs
+//! (`direct_min_run`), each old block's task writes its shards straight into
+//! the chunk files: no new block is ever held in memory and no scratch is
+//! written. Otherwise, and with `through_rechunk`, it is
+//! `store(rechunk(x, chunks, options.rechunk), path, options.store)`.
 //! Either way the store appears at `path` only when complete (see store.hpp).
 //! Throws ChunkError for a bad target or irregular chunks (zarr needs regular
 //! ones), StorageError and TaskError as `store` does.

@@ -1,0 +1,21 @@
+// Private: an Array's block as the tasks that receive and make it see it.
+#pragma once
+
+#include <string>
+
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/dtype.hpp"
+#include "tessera/array/core/ndarray.hpp"
+#include "tessera/graph/key.hpp"
+#include "tessera/graph/value.hpp"
+
+namespace tessera::array {
+
+//! The NDArray held by a block's value; TypeError naming `what` otherwise.
+const NDArray& block_value(const Value& v, const std::string& what);
+
+//! ChunkError unless `block` has `shape` and `dtype`; names `key` and `function`.
+void check_block(const NDArray& block, const Shape& shape, DType dtype, const Key& key,
+                 const std::string& function);
+
+}  // namespace tessera::array

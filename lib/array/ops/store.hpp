@@ -1,0 +1,26 @@
+// Private: the per-block write tasks that store, compute and rechunk_store share.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/array/array.hpp"
+#include "tessera/array/core/ndarray.hpp"
+
+namespace tessera::array {
+
+//! What a write task does with block `index` of an array.
+using BlockWrite = std::function<void(const std::vector<int64_t>& index, const NDArray& block)>;
+
+//! Runs `x`'s graph with one more task per block, named (`name`, i, j, ...),
+//! that hands the block to `write`: each block is released once written, and
+//! the writes run in parallel.
+void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options);
+
+//! write_blocks copying each block into its region of `target` (`x`'s shape
+//! and dtype).
+void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options);
+
+}  // namespace tessera::array
