@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "interrupt.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph_file/graph_file.hpp"
@@ -181,8 +182,17 @@ int run(Args a) {
   diagnostics::Profiler profiler;
   if (progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
+  Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
+  opts.cancel = interrupts.token();
   const auto t0 = std::chrono::steady_clock::now();
-  get(f.graph, Keys(f.outputs), opts);
+  try {
+    get(f.graph, Keys(f.outputs), opts);
+  } catch (const Cancelled&) {
+    if (interrupts.signal() == 0) throw;
+    std::fprintf(stderr, "tessera graph run: interrupted by %s after %zu of %zu tasks\n", interrupts.signal_name(),
+                 stats.tasks_run, stats.tasks);
+    return interrupts.exit_status();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (profile) profiler.write_chrome_trace(*profile);
 

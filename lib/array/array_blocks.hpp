@@ -10,7 +10,9 @@
 #include <absl/functional/function_ref.h>
 #include <absl/types/span.h>
 
+#include "storage/publish.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/ops/store.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/scalar.hpp"
@@ -72,9 +74,8 @@ void check_block(const NDArray& block, const Shape& shape, DType dtype, const Ke
 //! the chunks are regular (equal blocks along each axis but a smaller last one).
 Shape regular_chunk_shape(const Chunks& chunks);
 
-//! Runs `write(tmp)` to make a new target at a temporary path `tmp` next to
-//! `path`, then renames it to `path`. StorageError when `path` exists and not
-//! `overwrite`; on any error `tmp` is removed and `path` left as it was.
-void write_target(const std::string& path, bool overwrite, absl::FunctionRef<void(const std::string& tmp)> write);
+//! How a store to `path` is published (storage/publish.hpp): a .npy file when
+//! `path` ends in ".npy" (for every method), else a zarr array.
+storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options);
 
 }  // namespace tessera::array
