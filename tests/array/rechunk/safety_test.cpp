@@ -338,3 +338,21 @@ TEST_CASE("tessera rechunk: a read-only destination is an error naming it, and t
     CHECK(zarr::open((ro.at / "out.zarr").string()).chunk_shape() == Shape{8, 8});
   }
 }
+
+TEST_CASE("tessera rechunk: a .npy header promising more than the file holds is refused at once, naming both sizes") {
+  TempDir dir;
+  // A header claiming (10^6, 10^6) float64 in front of 800 bytes of data.
+  std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }";
+  dict.append(128 - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size() & 0xff) + char(dict.size() >> 8) + dict;
+  bytes.append(800, '\0');
+  write_text(dir.path / "huge.npy", bytes);
+  REQUIRE(fs::file_size(dir.path / "huge.npy") == 928);
+  const Exit r = tool(dir.path, "rechunk huge.npy out.zarr --chunks 1000,1000 --no-progress");
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.err.find("huge.npy: the header promises 8000000000000 bytes of data for a float64 array of shape "
+                           "(1000000, 1000000) (8000000000128 bytes in all), but the file has 800 bytes of data "
+                           "(928 bytes in all)") != std::string::npos, r.err);
+  CHECK(dir.entries() == 1);
+}
