@@ -1,6 +1,7 @@
 // `tessera graph ...`: inspect, draw and run tessera-graph/1 files
 // (docs/graph-format.md) with tessera's order and schedulers.
 #include <algorithm>
+#include <new>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -40,6 +41,11 @@ GraphFile load(const std::string& path) {
     return load_graph_file(path);
   } catch (const Error& e) {
     throw InputError(path, e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(path, "cannot load: it needs more memory than this machine gives (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    // The standard library's messages (basic_filebuf::underflow, vector max_size) name no file.
+    throw InputError(path, std::string("cannot load: ") + e.what());
   }
 }
 

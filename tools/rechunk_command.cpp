@@ -17,6 +17,7 @@
 // --scratch) is a mapped file whose pages are handed back to the page cache as
 // soon as they are written.
 #include <algorithm>
+#include <new>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -84,6 +85,13 @@ ta::Array open_source(const std::string& src, int64_t block_limit) {
     return ta::from_zarr(src);
   } catch (const StorageError& e) {
     throw InputError(src, e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(src, "cannot open: it needs more memory than this machine gives (std::bad_alloc)");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The standard library's messages (basic_filebuf::underflow, vector max_size) name no file.
+    throw InputError(src, std::string("cannot open: ") + e.what());
   }
 }
 
