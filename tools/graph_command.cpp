@@ -1,6 +1,7 @@
 // `tessera graph ...`: inspect, draw and run tessera-graph/1 files
 // (docs/graph-format.md) with tessera's order and schedulers.
 #include <algorithm>
+#include <new>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "interrupt.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph_file/graph_file.hpp"
@@ -40,6 +42,11 @@ GraphFile load(const std::string& path) {
     return load_graph_file(path);
   } catch (const Error& e) {
     throw InputError(path, e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(path, "cannot load: it needs more memory than this machine gives (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    // The standard library's messages (basic_filebuf::underflow, vector max_size) name no file.
+    throw InputError(path, std::string("cannot load: ") + e.what());
   }
 }
 
@@ -198,8 +205,17 @@ int run(Args a) {
   diagnostics::Profiler profiler;
   if (progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
+  Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
+  opts.cancel = interrupts.token();
   const auto t0 = std::chrono::steady_clock::now();
-  get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
+  try {
+    get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
+  } catch (const Cancelled&) {
+    if (interrupts.signal() == 0) throw;
+    std::fprintf(stderr, "tessera graph run: interrupted by %s after %zu of %zu tasks\n", interrupts.signal_name(),
+                 stats.tasks_run, stats.tasks);
+    return interrupts.exit_status();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (profile) profiler.write_chrome_trace(*profile);
 

@@ -5,13 +5,19 @@
 // tessera::array::rechunk_store does the rest: with --method auto, when the
 // shards land in DST's chunk files in long runs, each source block's task
 // writes them straight there; otherwise it rechunks (tasks or shuffle) and
-// stores. DST is written under a temporary name and renamed at the end, so it
-// is either absent or complete. Memory: each worker holds about one input
+// stores. DST (a zarr store, or a .npy file when it ends in .npy) is written
+// under a temporary name and published by an atomic rename at the end, so it
+// is absent, the complete old output or the complete new one; --overwrite
+// replaces only a store of the kind written, never SRC or a folder holding it.
+// SIGINT/SIGTERM cancel the run: temporaries are removed, and the exit status
+// is 130/143. Temporaries a killed run left are removed first, and reported.
+// Memory: each worker holds about one input
 // block and one output block at a time, so blocks are planned under
 // --max-mem / (2 x workers + 2); the shuffle's scratch (next to DST unless
 // --scratch) is a mapped file whose pages are handed back to the page cache as
 // soon as they are written.
 #include <algorithm>
+#include <new>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -20,7 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "chunk_spec.hpp"
 #include "command.hpp"
+#include "interrupt.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
@@ -39,39 +47,14 @@ constexpr std::string_view kUsage =
     "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
     "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
     "\n"
-    "Rechunks the .npy file or zarr store SRC into the zarr store DST.\n"
+    "Rechunks the .npy file or zarr store SRC into the zarr store DST (a .npy file when DST ends in .npy).\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
     "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
     "  --scratch    directory of the shuffle's scratch file (default: DST's directory)\n"
-    "  --overwrite  replace an existing DST (otherwise refused)\n";
-
-ta::RechunkSpec parse_chunks(const std::string& text) {
-  std::vector<ta::RechunkAxis> axes;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item == "keep") {
-      axes.emplace_back(ta::keep);
-    } else if (item == "auto") {
-      axes.emplace_back("auto");
-    } else {
-      size_t used = 0;
-      long long n = 0;
-      try {
-        n = std::stoll(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != item.size()) {
-        throw UsageError("--chunks: expected a block size, -1, auto or keep per axis, found '" + item + "'");
-      }
-      axes.emplace_back(static_cast<int64_t>(n));
-    }
-  }
-  if (axes.empty()) throw UsageError("--chunks: expected one entry per axis, found none");
-  return ta::RechunkSpec(std::move(axes));
-}
+    "  --overwrite  replace an existing DST of the kind written (otherwise refused)\n"
+    "SIGINT or SIGTERM stops the run, removes its temporaries and exits 130 or 143.\n";
 
 ta::RechunkMethod parse_method(const std::string& text) {
   if (text == "auto") return ta::RechunkMethod::automatic;
@@ -90,7 +73,11 @@ ta::Array open_source(const std::string& src, int64_t block_limit) {
       if (!h.shape.empty()) {
         int64_t row = static_cast<int64_t>(h.dtype.itemsize());
         const size_t slow = h.fortran_order ? h.shape.size() - 1 : 0;
-        for (size_t k = 0; k < h.shape.size(); ++k) row *= k == slow ? 1 : std::max<int64_t>(h.shape[k], 1);
+        for (size_t k = 0; k < h.shape.size() && row <= block_limit; ++k) {
+          // Saturates: a row beyond the limit gets blocks of one row whatever its size.
+          const int64_t e = k == slow ? 1 : std::max<int64_t>(h.shape[k], 1);
+          row = e > block_limit / row ? block_limit + 1 : row * e;
+        }
         axes[slow] = ta::AxisChunks(std::max<int64_t>(block_limit / row, 1));
       }
       return ta::from_npy(src, ta::ChunkSpec(std::move(axes)));
@@ -98,7 +85,32 @@ ta::Array open_source(const std::string& src, int64_t block_limit) {
     return ta::from_zarr(src);
   } catch (const StorageError& e) {
     throw InputError(src, e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(src, "cannot open: it needs more memory than this machine gives (std::bad_alloc)");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The standard library's messages (basic_filebuf::underflow, vector max_size) name no file.
+    throw InputError(src, std::string("cannot open: ") + e.what());
   }
+}
+
+// UsageError naming --max-mem unless each worker can hold its blocks of `target`.
+void check_max_mem(const ta::Chunks& target, const ta::DType& dtype, int64_t max_mem, int64_t block_limit,
+                   long workers) {
+  int64_t block = static_cast<int64_t>(dtype.itemsize());
+  for (int64_t e : target.max_block_shape()) {
+    if (e > 0 && block > INT64_MAX / e) block = INT64_MAX;
+    else block *= e;
+  }
+  if (block <= block_limit) return;
+  const int64_t per_block = 2 * workers + 2;
+  const int64_t needed = block > INT64_MAX / per_block ? INT64_MAX : block * per_block;
+  throw UsageError("--max-mem: " + std::to_string(max_mem) + " bytes cannot hold the blocks of --chunks " +
+                   ta::shape_str(target.max_block_shape()) + " (" + std::to_string(block) + " bytes each, " +
+                   std::to_string(per_block) + " of them with " + std::to_string(workers) +
+                   " workers); the smallest --max-mem that works is " + std::to_string(needed) +
+                   " bytes, or choose smaller --chunks or fewer --workers");
 }
 
 int run(std::vector<std::string> argv) {
@@ -115,7 +127,7 @@ int run(std::vector<std::string> argv) {
   const std::string dst = args.positional("DST");
   args.done();
   if (!chunks) throw UsageError("--chunks is required");
-  const ta::RechunkSpec spec = parse_chunks(*chunks);
+  const std::vector<ta::RechunkAxis> axes = parse_chunks(*chunks);
   const ta::RechunkMethod method = parse_method(method_text);
   int64_t max_mem = 0;
   try {
@@ -123,30 +135,62 @@ int run(std::vector<std::string> argv) {
   } catch (const ChunkError& e) {
     throw UsageError(std::string("--max-mem: ") + e.what());
   }
+  if (max_mem <= 0) throw UsageError("--max-mem: expected a positive size, found '" + max_mem_text + "'");
+  for (const std::string& line : ta::clean_temporaries(dst)) std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
     throw InputError(dst, "exists; pass --overwrite to replace it");
   }
+  ta::StoreOptions store{.overwrite = overwrite, .protect = {src}};
+  try {
+    ta::check_target(dst, store);
+  } catch (const StorageError& e) {
+    throw InputError(dst, e.what());
+  }
 
   const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
   const ta::Array x = open_source(src, block_limit);
+  check_chunks_fit(axes, x.ndim());
+  const ta::RechunkSpec spec(axes);
+  ta::Chunks target;
+  try {
+    target = spec.resolve(x.chunks(), x.dtype(), block_limit);
+  } catch (const ChunkError& e) {
+    throw UsageError(std::string("--chunks: ") + e.what());
+  }
+  check_max_mem(target, x.dtype(), max_mem, block_limit, workers);
   const fs::path dst_dir = fs::absolute(dst).parent_path();
   const ta::RechunkOptions options{.method = method,
                                    .block_size_limit = block_limit,
                                    .scratch_dir = scratch.value_or(dst_dir.string())};
   diagnostics::ProgressBar bar;
+  Interrupts interrupts;
+  store.compute = {.num_workers = static_cast<int>(workers), .cancel = interrupts.token()};
   // "auto" lets rechunk_store write straight into the chunk files; a named
   // method always goes through rechunk with it.
   ta::RechunkStoreOptions store_options{
       .method = method == ta::RechunkMethod::automatic ? ta::RechunkStoreMethod::direct_when_runs_are_long
                                                        : ta::RechunkStoreMethod::through_rechunk,
-      .rechunk = options, .store = {.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}}};
+      .rechunk = options, .store = store};
   if (progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
-  const ta::RechunkStoreResult done = ta::rechunk_store(x, spec, dst, store_options);
+  ta::RechunkStoreResult done;
+  try {
+    done = ta::rechunk_store(x, target, dst, store_options);
+  } catch (const Cancelled&) {
+    if (interrupts.signal() == 0) throw;
+    std::fprintf(stderr, "\ntessera rechunk: interrupted by %s; %s left as it was, temporaries removed\n",
+                 interrupts.signal_name(), dst.c_str());
+    return interrupts.exit_status();
+  }
   std::fprintf(stderr, "tessera rechunk: %s (blocks %s) -> %s (blocks %s, %s)\n", src.c_str(),
                ta::shape_str(x.chunks().max_block_shape()).c_str(), dst.c_str(),
                ta::shape_str(done.chunks.max_block_shape()).c_str(),
                done.direct ? "shards written straight into its chunk files" : "rechunked, then stored");
+  if (interrupts.signal() != 0) {
+    std::fprintf(stderr, "tessera rechunk: interrupted by %s after %s was written\n", interrupts.signal_name(),
+                 dst.c_str());
+    return interrupts.exit_status();
+  }
   return 0;
 }
 

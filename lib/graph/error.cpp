@@ -1,5 +1,6 @@
 #include "tessera/graph/error.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <absl/strings/str_cat.h>
@@ -8,19 +9,23 @@
 namespace tessera {
 namespace {
 
+// Messages quote keys briefly, and at most this many of a cycle's.
+constexpr size_t kCycleKeysShown = 20;
+
 std::string cycle_message(const std::vector<Key>& cycle) {
-  return absl::StrCat("cycle in graph: ",
-                      absl::StrJoin(cycle, " -> ", [](std::string* out, const Key& k) {
-                        absl::StrAppend(out, k.str());
-                      }));
+  std::string text = "cycle in graph: ";
+  const size_t shown = std::min(cycle.size(), kCycleKeysShown);
+  for (size_t i = 0; i < shown; ++i) absl::StrAppend(&text, i ? " -> " : "", cycle[i].brief());
+  if (shown < cycle.size()) absl::StrAppend(&text, " -> ... (", cycle.size(), " keys)");
+  return text;
 }
 
 std::string missing_message(const Key& missing, const std::optional<Key>& referrer) {
   if (referrer) {
-    return absl::StrCat("missing key ", missing.str(), ": task ", referrer->str(),
+    return absl::StrCat("missing key ", missing.brief(), ": task ", referrer->brief(),
                         " depends on it, but the graph has no such key");
   }
-  return absl::StrCat("missing key ", missing.str(), ": it was requested, but the graph has no such key");
+  return absl::StrCat("missing key ", missing.brief(), ": it was requested, but the graph has no such key");
 }
 
 std::string with_context(const std::string& context, std::string message) {
@@ -49,7 +54,7 @@ MissingKeyError::MissingKeyError(Key missing, std::optional<Key> referrer, const
       referrer_(std::move(referrer)) {}
 
 TaskError::TaskError(Key key, std::string function, std::exception_ptr original)
-    : Error(absl::StrCat("task ", key.str(), " (", function, ") failed: ", describe(original))),
+    : Error(absl::StrCat("task ", key.brief(), " (", function, ") failed: ", describe(original))),
       key_(std::move(key)),
       function_(std::move(function)),
       message_(describe(original)),

@@ -95,6 +95,15 @@ std::string Key::str() const {
   return absl::StrCat("(", python_repr(name()), ", ", absl::StrJoin(index_, ", "), ")");
 }
 
+std::string Key::brief(size_t max) const {
+  std::string s = str();
+  if (s.size() <= max) return s;
+  const size_t full = s.size();
+  s.resize(max);
+  absl::StrAppend(&s, "... (", full, " characters)");
+  return s;
+}
+
 std::string Key::json() const {
   // Names in dask graphs are identifiers and hex tokens; escape the two JSON
   // metacharacters anyway so the text always parses.

@@ -1,35 +1,60 @@
 #include "tessera/graph/task.hpp"
 
+#include <algorithm>
+
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/inlined_vector.h>
+#include <absl/strings/str_cat.h>
 
 namespace tessera {
 
-uint32_t Task::slot_of(const Key& k) {
-  for (uint32_t i = 0; i < deps_.size(); ++i) {
-    if (deps_[i] == k) return i;
+namespace detail {
+
+uint32_t nesting_of(const std::vector<Arg>& args, const char* what) {
+  uint32_t deepest = 0;
+  for (const Arg& a : args) deepest = std::max(deepest, a.depth());
+  if (deepest >= kMaxArgNesting) {
+    throw Error(absl::StrCat(what, " nests tasks and lists more than ", kMaxArgNesting,
+                             " levels deep; tessera refuses deeper arguments (put the inner levels in tasks of "
+                             "their own, referred to by key)"));
   }
-  deps_.push_back(k);
-  return static_cast<uint32_t>(deps_.size() - 1);
+  return deepest + 1;
 }
 
-void Task::assign_slots(std::vector<Arg>& args) {
+}  // namespace detail
+
+// Dependencies by key while slots are numbered: a task may read 10^6 keys.
+struct Task::SlotIndex {
+  absl::flat_hash_map<Key, uint32_t> slots;
+};
+
+uint32_t Task::slot_of(const Key& k, SlotIndex& index) {
+  auto [it, inserted] = index.slots.try_emplace(k, static_cast<uint32_t>(deps_.size()));
+  if (inserted) deps_.push_back(k);
+  return it->second;
+}
+
+// Recursion as deep as the arguments nest: at most kMaxArgNesting levels.
+void Task::assign_slots(std::vector<Arg>& args, SlotIndex& index) {
   for (Arg& a : args) {
     if (auto* r = std::get_if<Arg::RefArg>(&a.v_)) {
-      r->slot = slot_of(r->key);
+      r->slot = slot_of(r->key, index);
     } else if (auto* n = std::get_if<Arg::NestedArg>(&a.v_)) {
       n->slots.clear();
-      for (const Key& k : n->task->dependencies()) n->slots.push_back(slot_of(k));
+      for (const Key& k : n->task->dependencies()) n->slots.push_back(slot_of(k, index));
     } else if (auto* l = std::get_if<std::shared_ptr<Arg::ListArg>>(&a.v_)) {
       // Lists may be shared between Args; give this task its own copy to number.
       *l = std::make_shared<Arg::ListArg>(**l);
-      assign_slots((*l)->items);
+      assign_slots((*l)->items, index);
     }
   }
 }
 
 void Task::assign_slots() {
+  depth_ = detail::nesting_of(args_, "a task's arguments");
   deps_.clear();
-  assign_slots(args_);
+  SlotIndex index;
+  assign_slots(args_, index);
 }
 
 Value Task::evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const {

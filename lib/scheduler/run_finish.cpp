@@ -79,7 +79,7 @@ void Run::throw_failure() const {
         std::throw_with_nested(TaskError(plan_.key(t), plan_.task(t).function_name(), failure_.error));
       }
     case Failure::Kind::argument_type:
-      throw TypeError(absl::StrCat("task ", plan_.key(t).str(), " (", plan_.task(t).function_name(),
+      throw TypeError(absl::StrCat("task ", plan_.key(t).brief(), " (", plan_.task(t).function_name(),
                                    "): ", describe(failure_.error)));
     case Failure::Kind::cancelled:
       throw Cancelled(absl::StrCat("run cancelled: ", num_finished(), " of ", plan_.num_tasks(),

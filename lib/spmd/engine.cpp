@@ -40,6 +40,10 @@ namespace {
 // wake-up, and a burst of them keeps its vCPU from halting in between.
 constexpr std::chrono::microseconds kIdlePoll{100};
 
+// The engine whose thread this is (null on other threads): a request an engine
+// sends to itself would wait behind the request it is running, forever.
+thread_local const Engine* this_thread_engine = nullptr;
+
 }  // namespace
 
 Engine::Engine(int id, PollGate& gate) : id_(id), gate_(gate) {
@@ -111,6 +115,7 @@ void Engine::idle() {
 }
 
 void Engine::loop() {
+  this_thread_engine = this;
   for (;;) {
     Post* post = take_all();
     if (post == nullptr) {
@@ -146,6 +151,15 @@ void ClusterState::submit(const std::shared_ptr<Job>& job) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) {
       throw Error(absl::StrCat(job->method(), ": the cluster is stopped; start a new Cluster to run more"));
+    }
+    if (this_thread_engine != nullptr) {
+      for (int id : ids) {
+        if (engines_[static_cast<size_t>(id)].get() == this_thread_engine) {
+          throw Error(absl::StrCat(job->method(), ": called from engine ", id,
+                                   " of the same cluster, which is busy running the caller and would wait for "
+                                   "itself forever; call it from outside the cluster, or target other engines"));
+        }
+      }
     }
     job->mark_submitted();
     // Queue on every engine before waking any: an engine woken early would

@@ -5,6 +5,7 @@
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
+#include "tessera/scheduler/get.hpp"
 
 using namespace tessera;
 
@@ -123,4 +124,75 @@ TEST_CASE("compile names the task that refers to a missing key") {
   REQUIRE_THROWS_WITH_AS(compile(g),
                          "missing key nope: task y depends on it, but the graph has no such key",
                          MissingKeyError);
+}
+
+// t0 = inc(1); t(k+1) = inc(t(k)) as a nested task, `depth` levels.
+Task nested_inc(int depth) {
+  Task t(inc, 1);
+  for (int i = 1; i < depth; ++i) t = Task(inc, std::move(t));
+  return t;
+}
+
+TEST_CASE("nested tasks run up to kMaxArgNesting levels; deeper ones are refused when built") {
+  Graph g;
+  g.put("deep", nested_inc(static_cast<int>(kMaxArgNesting)));
+  CHECK(g.node(0).task().depth() == kMaxArgNesting);
+  CHECK(get_sync(g, "deep").as<int>() == 1 + static_cast<int>(kMaxArgNesting));
+  Task t = nested_inc(static_cast<int>(kMaxArgNesting));
+  CHECK_THROWS_WITH_AS(Task(inc, std::move(t)),
+                       "a task's arguments nests tasks and lists more than 1000 levels deep; tessera refuses deeper "
+                       "arguments (put the inner levels in tasks of their own, referred to by key)",
+                       Error);
+  // A hostile builder that keeps going gets the error, never a stack overflow.
+  auto hostile = [] {
+    Task u(inc, 1);
+    for (int i = 1; i < 100000; ++i) u = Task(inc, std::move(u));
+  };
+  CHECK_THROWS_AS(hostile(), Error);
+}
+
+int count_lists(const std::vector<Value>& items) { return static_cast<int>(items.size()); }
+
+TEST_CASE("nested argument lists 100,000 deep are refused at the first level past the limit") {
+  Arg a = list(ref("x"));
+  uint32_t built = 1;
+  try {
+    for (int i = 1; i < 100000; ++i, ++built) {
+      Arg next = list(a);  // a copy shares the inner lists; `a` stays whole when this throws
+      a = std::move(next);
+    }
+    FAIL("a 100,000-deep list was built");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("an argument list nests tasks and lists more than 1000 levels deep") == 0);
+  }
+  CHECK(built == kMaxArgNesting);
+  CHECK_THROWS_AS(Task(count_lists, a), Error);  // the task is one level more
+  Arg b = list(ref("x"));
+  for (uint32_t i = 2; i < kMaxArgNesting; ++i) b = list(std::move(b));
+  Graph g;
+  g.put("x", 1);
+  g.put("l", Task(count_lists, std::move(b)));  // 1,000 levels: runs and is destroyed
+  CHECK(get_sync(g, "l").as<int>() == 1);
+}
+
+TEST_CASE("a task with 100,000 dependencies lists each once, in order of first appearance") {
+  std::vector<Arg> args;
+  for (int64_t i = 0; i < 100000; ++i) args.emplace_back(ref("x", {i % 50000}));
+  const Task t = Task::from_args(fn("n", [](absl::Span<const Value> v) { return static_cast<int64_t>(v.size()); }),
+                                 std::move(args));
+  REQUIRE(t.dependencies().size() == 50000);
+  CHECK(t.dependencies()[49999] == Key("x", {49999}));
+}
+
+TEST_CASE("messages quote a huge key by a short prefix") {
+  const Key huge(std::string(200000, '('));
+  CHECK(huge.brief() == std::string(120, '(') + "... (200000 characters)");
+  Graph g;
+  g.task("t", inc, ref(huge));
+  try {
+    (void)get_sync(g, "t");
+    FAIL("a missing key ran");
+  } catch (const MissingKeyError& e) {
+    CHECK(std::string(e.what()).size() < 400);
+  }
 }

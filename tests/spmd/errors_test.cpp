@@ -153,3 +153,16 @@ TEST_CASE("context() outside an SPMD function is an Error") {
                          "BroadcastView::apply or execute has one",
                          Error);
 }
+
+TEST_CASE("apply from inside an engine onto its own cluster fails at once instead of waiting for itself") {
+  Cluster cluster(2);
+  auto view = cluster.broadcast_view();
+  auto nested = [&view] {
+    view.apply([] { return 1; }).get();  // engine k would wait for engine k
+    return 0;
+  };
+  REQUIRE_THROWS_WITH_AS(view.apply(nested).get(),
+                         doctest::Contains("apply: called from engine 0 of the same cluster, which is busy running "
+                                           "the caller and would wait for itself forever"),
+                         CompositeError);
+}

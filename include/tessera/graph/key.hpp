@@ -87,6 +87,9 @@ class Key {
 
   //! The key as dask prints it: `x` or `('x', 0, 1)`.
   std::string str() const;
+  //! str() cut to at most `max` characters, for messages: a longer key ends
+  //! in "... (N characters)", so an error never quotes a huge key whole.
+  std::string brief(size_t max = 120) const;
   //! The key as JSON text, the form graph files use: `"x"` or `["x", 0, 1]`.
   std::string json() const;
 

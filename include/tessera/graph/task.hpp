@@ -72,7 +72,7 @@ class Arg {
  public:
   Arg(Ref r) : v_(RefArg{std::move(r.key), 0}) {}  // NOLINT(google-explicit-constructor)
   Arg(Task t);                                        // NOLINT(google-explicit-constructor)
-  Arg(ArgList l) : v_(std::make_shared<ListArg>(ListArg{std::move(l.items)})) {}  // NOLINT
+  Arg(ArgList l);                                     // NOLINT(google-explicit-constructor)
   Arg(Value literal) : v_(std::move(literal)) {}      // NOLINT(google-explicit-constructor)
   template <class T>
     requires(!std::is_same_v<std::decay_t<T>, Arg> && !std::is_same_v<std::decay_t<T>, Ref> &&
@@ -83,6 +83,8 @@ class Arg {
   bool is_ref() const { return std::holds_alternative<RefArg>(v_); }
   //! The referenced key; only for a reference.
   const Key& key() const { return std::get<RefArg>(v_).key; }
+  //! Levels of nested tasks and lists in this argument (0 for a key or a literal).
+  uint32_t depth() const;
 
  private:
   friend class Task;
@@ -96,6 +98,7 @@ class Arg {
   };
   struct ListArg {
     std::vector<Arg> items;
+    uint32_t depth = 1;  // levels of tasks and lists in it, itself included
   };
   std::variant<RefArg, Value, NestedArg, std::shared_ptr<ListArg>> v_;
 };
@@ -107,6 +110,12 @@ ArgList list(A&&... a) {
   (l.items.emplace_back(std::forward<A>(a)), ...);
   return l;
 }
+
+//! How deep tasks and lists may nest in a task's arguments (a task holding a
+//! task holding ... a list of lists). Deeper arguments are refused with Error
+//! when the task or list is built, so that running, copying and destroying a
+//! task never recurse deeper than this.
+inline constexpr uint32_t kMaxArgNesting = 1000;
 
 class Task {
  public:
@@ -133,6 +142,8 @@ class Task {
   //! order of first appearance.
   const std::vector<Key>& dependencies() const { return deps_; }
   const std::vector<Arg>& args() const { return args_; }
+  //! Levels of tasks and lists in this task, itself included (at most kMaxArgNesting).
+  uint32_t depth() const { return depth_; }
 
   //! Evaluates the arguments and calls the function. `dep(i)` gives the value of
   //! `dependencies()[i]`. Argument type mismatches raise ArgumentTypeError.
@@ -149,16 +160,34 @@ class Task {
     assign_slots();
   }
   void assign_slots();
-  uint32_t slot_of(const Key& k);
-  void assign_slots(std::vector<Arg>& args);
+  struct SlotIndex;
+  uint32_t slot_of(const Key& k, SlotIndex& index);
+  void assign_slots(std::vector<Arg>& args, SlotIndex& index);
   Value evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const;
 
   const std::string* name_ = nullptr;  // interned: tasks of one function share it
   std::shared_ptr<const RawFn> fn_;
   std::vector<Arg> args_;
   std::vector<Key> deps_;
+  uint32_t depth_ = 1;
 };
 
 inline Arg::Arg(Task t) : v_(NestedArg{std::make_shared<const Task>(std::move(t)), {}}) {}
+
+namespace detail {
+//! 1 + the deepest of `args`; Error naming `what` past kMaxArgNesting.
+uint32_t nesting_of(const std::vector<Arg>& args, const char* what);
+}  // namespace detail
+
+inline Arg::Arg(ArgList l) : v_(std::make_shared<ListArg>(ListArg{std::move(l.items)})) {
+  auto& list = *std::get<std::shared_ptr<ListArg>>(v_);
+  list.depth = detail::nesting_of(list.items, "an argument list");
+}
+
+inline uint32_t Arg::depth() const {
+  if (const auto* n = std::get_if<NestedArg>(&v_)) return n->task->depth();
+  if (const auto* l = std::get_if<std::shared_ptr<ListArg>>(&v_)) return (*l)->depth;
+  return 0;
+}
 
 }  // namespace tessera

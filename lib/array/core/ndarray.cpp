@@ -16,6 +16,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/core/strided.hpp"
+#include "array/io/bus_guard.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array {
@@ -369,19 +370,23 @@ void NDArray::assign(const NDArray& src) const {
   if (!writable()) throw Error(absl::StrCat("assign: the ", describe(), " is read-only"));
   const size_t item = dtype_.itemsize();
   if (is_c_contiguous() && src.is_c_contiguous()) {
-    if (nbytes() > 0) std::memmove(data(), src.data(), nbytes());
+    if (nbytes() > 0) detail::guard_mapped_reads([&] { std::memmove(data(), src.data(), nbytes()); });
     return;
   }
   const bool stream = nbytes() >= kStreamCopyBytes;
-  detail::for_each_row<2>(shape_, {data(), src.data()}, {&strides_, &src.strides_},
-                          [item, stream](auto p, int64_t count, auto inner) {
-                            const auto width = static_cast<int64_t>(item);
-                            if (inner[0] == width && inner[1] == width) {
-                              copy_row(p[0], p[1], static_cast<size_t>(count) * item, stream);
-                              return;
-                            }
-                            for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
-                          });
+  // Either side may be a mapped file that shrinks under the copy: the guard
+  // turns its SIGBUS into a StorageError naming the file.
+  detail::guard_mapped_reads([&] {
+    detail::for_each_row<2>(shape_, {data(), src.data()}, {&strides_, &src.strides_},
+                            [item, stream](auto p, int64_t count, auto inner) {
+                              const auto width = static_cast<int64_t>(item);
+                              if (inner[0] == width && inner[1] == width) {
+                                copy_row(p[0], p[1], static_cast<size_t>(count) * item, stream);
+                                return;
+                              }
+                              for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
+                            });
+  });
   if (stream) store_fence();
 }
 

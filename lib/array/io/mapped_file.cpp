@@ -5,11 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csetjmp>
+#include <csignal>
 #include <cerrno>
+#include <map>
+#include <mutex>
 
 #include <absl/strings/str_cat.h>
 
 #include "tessera/graph/error.hpp"
+#include "array/io/bus_guard.hpp"
 #include "array/io/unique_fd.hpp"
 
 namespace tessera::array {
@@ -26,13 +31,96 @@ std::byte* map(const std::string& path, int fd, size_t size, Access access) {
   return static_cast<std::byte*>(p);
 }
 
+// Live mappings by start address, so that a fault can name its file.
+struct Mappings {
+  std::mutex mu;
+  std::map<uintptr_t, std::pair<uintptr_t, std::string>> by_start;  // start -> (end, path)
+};
+Mappings& mappings() {
+  static auto* m = new Mappings;  // outlives every static MappedFile
+  return *m;
+}
+
+// The guard of the running copy on this thread, and where it faulted.
+// initial-exec: the handler must not allocate thread-local storage.
+__attribute__((tls_model("initial-exec"))) thread_local sigjmp_buf* active_guard = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local void* fault_address = nullptr;
+struct sigaction previous_bus_action;
+
+void on_bus(int sig, siginfo_t* info, void* context) {
+  if (active_guard != nullptr) {
+    fault_address = info->si_addr;
+    siglongjmp(*active_guard, 1);
+  }
+  // Not a guarded copy: hand over to whoever handled SIGBUS before.
+  if (previous_bus_action.sa_flags & SA_SIGINFO) {
+    if (previous_bus_action.sa_sigaction != nullptr) return previous_bus_action.sa_sigaction(sig, info, context);
+  } else if (previous_bus_action.sa_handler != SIG_DFL && previous_bus_action.sa_handler != SIG_IGN) {
+    return previous_bus_action.sa_handler(sig);
+  }
+  ::sigaction(SIGBUS, &previous_bus_action, nullptr);  // the fault repeats and ends the process
+}
+
+void install_bus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = &on_bus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &previous_bus_action);
+  });
+}
+
 }  // namespace
 
+namespace detail {
+
+std::string mapped_path_of(const void* address) {
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  std::lock_guard<std::mutex> lock(mappings().mu);
+  auto it = mappings().by_start.upper_bound(a);
+  if (it == mappings().by_start.begin()) return {};
+  --it;
+  return a < it->second.first ? it->second.second : std::string();
+}
+
+void guard_mapped_reads(absl::FunctionRef<void()> copy) {
+  install_bus_handler();
+  sigjmp_buf env;
+  sigjmp_buf* const outer = active_guard;
+  if (sigsetjmp(env, 1) != 0) {
+    active_guard = outer;
+    const void* at = fault_address;
+    const std::string path = mapped_path_of(at);
+    throw StorageError(path.empty() ? std::string("a memory-mapped file") : path,
+                       "the file became shorter (or unreadable) while tessera was reading it through a mapping "
+                       "(SIGBUS): another program truncated or rewrote it");
+  }
+  active_guard = &env;
+  copy();
+  active_guard = outer;
+}
+
+}  // namespace detail
+
 MappedFile::MappedFile(Token, std::string path, std::byte* data, size_t size, Access access)
-    : path_(std::move(path)), data_(data), size_(size), access_(access), mapped_(size > 0) {}
+    : path_(std::move(path)), data_(data), size_(size), access_(access), mapped_(size > 0) {
+  if (mapped_) {
+    std::lock_guard<std::mutex> lock(mappings().mu);
+    const auto start = reinterpret_cast<uintptr_t>(data_);
+    mappings().by_start[start] = {start + size_, path_};
+  }
+}
 
 MappedFile::~MappedFile() {
-  if (mapped_) ::munmap(data_, size_);
+  if (mapped_) {
+    {
+      std::lock_guard<std::mutex> lock(mappings().mu);
+      mappings().by_start.erase(reinterpret_cast<uintptr_t>(data_));
+    }
+    ::munmap(data_, size_);
+  }
 }
 
 std::shared_ptr<MappedFile> MappedFile::open(const std::string& path, Access access) {

@@ -142,20 +142,34 @@ Header parse_header(const std::byte* data, size_t size, const std::string& path)
   return h;
 }
 
+namespace {
+
+// The header's promise against the file's real size: the data of an array of
+// its shape and dtype, no more and no less. Returns the data's size.
+size_t check_data_size(const Header& h, size_t file_size, const std::string& path) {
+  const size_t nbytes = checked_nbytes(h.dtype, h.shape, path);
+  if (file_size - h.data_offset != nbytes) {
+    throw StorageError(path, absl::StrCat("the header promises ", nbytes, " bytes of data for a ", h.dtype.name(),
+                                          " array of shape ", shape_str(h.shape), " (", h.data_offset + nbytes,
+                                          " bytes in all), but the file has ", file_size - h.data_offset,
+                                          " bytes of data (", file_size, " bytes in all)"));
+  }
+  return nbytes;
+}
+
+}  // namespace
+
 Header read_header(const std::string& path) {
   auto file = MappedFile::open(path);
-  return parse_header(file->data(), file->size(), path);
+  Header h = parse_header(file->data(), file->size(), path);
+  check_data_size(h, file->size(), path);
+  return h;
 }
 
 NDArray open(const std::string& path, Access access) {
   auto file = MappedFile::open(path, access);
   Header h = parse_header(file->data(), file->size(), path);
-  const size_t nbytes = checked_nbytes(h.dtype, h.shape, path);
-  if (file->size() - h.data_offset != nbytes) {
-    throw StorageError(path, absl::StrCat("expected ", nbytes, " bytes of data for a ", h.dtype.name(),
-                                          " array of shape ", shape_str(h.shape), ", found ",
-                                          file->size() - h.data_offset));
-  }
+  const size_t nbytes = check_data_size(h, file->size(), path);
   Strides strides = h.fortran_order ? NDArray::f_strides(h.shape, h.dtype.itemsize())
                                     : NDArray::c_strides(h.shape, h.dtype.itemsize());
   return NDArray(file->region(h.data_offset, nbytes), h.dtype, std::move(h.shape), std::move(strides), 0);

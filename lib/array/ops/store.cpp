@@ -11,7 +11,7 @@
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "array/ops/store.hpp"
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
 #include "tessera/array/io/npy.hpp"
@@ -71,24 +71,10 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
       options);
 }
 
-void write_target(const std::string& path, bool overwrite, absl::FunctionRef<void(const std::string& tmp)> write) {
-  std::error_code ec;
-  const bool exists = fs::exists(fs::symlink_status(path, ec));
-  if (exists && !overwrite) {
-    throw StorageError(path, "the target exists; pass overwrite to replace it");
-  }
-  // Next to the target, so the final rename stays within one file system.
-  const std::string tmp = absl::StrCat(path, ".tmp-", unique_token());
-  try {
-    write(tmp);
-    if (exists && fs::is_directory(path)) fs::remove_all(path);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      throw StorageError(path, absl::StrCat("could not rename ", tmp, " to the target"), errno);
-    }
-  } catch (...) {
-    fs::remove_all(tmp, ec);  // nothing left behind; the original error matters more
-    throw;
-  }
+storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options) {
+  return {.kind = absl::EndsWith(path, ".npy") ? storage::Kind::npy : storage::Kind::zarr,
+          .overwrite = options.overwrite,
+          .protect = options.protect};
 }
 
 void store(const Array& x, const NDArray& target, const ComputeOptions& options) {
@@ -102,13 +88,20 @@ void store(const Array& x, const NDArray& target, const ComputeOptions& options)
 
 void store(const Array& x, const std::string& path, const StoreOptions& options) {
   const std::string name = absl::StrCat("store-", unique_token());
-  write_target(path, options.overwrite, [&](const std::string& tmp) {
-    if (absl::EndsWith(path, ".npy")) {
+  const storage::PublishOptions publish = publish_options(path, options);
+  storage::publish(path, publish, [&](const std::string& tmp) {
+    if (publish.kind == storage::Kind::npy) {
       store_npy(x, tmp, name, options);
     } else {
       store_zarr(x, tmp, name, options);
     }
   });
 }
+
+void check_target(const std::string& path, const StoreOptions& options) {
+  storage::check_target(path, publish_options(path, options));
+}
+
+std::vector<std::string> clean_temporaries(const std::string& path) { return storage::clean_stale(path); }
 
 }  // namespace tessera::array

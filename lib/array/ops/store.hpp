@@ -1,4 +1,5 @@
-// Private: the per-block write tasks that store, compute and rechunk_store share.
+// Private: the per-block write tasks that store, compute and rechunk_store share, and how a
+// store is published.
 #pragma once
 
 #include <cstdint>
@@ -6,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "storage/publish.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/ops/store.hpp"
 #include "tessera/array/core/ndarray.hpp"
 
 namespace tessera::array {
@@ -22,5 +25,9 @@ void write_blocks(const Array& x, const std::string& name, BlockWrite write, con
 //! write_blocks copying each block into its region of `target` (`x`'s shape
 //! and dtype).
 void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options);
+
+//! How a store to `path` is published (storage/publish.hpp): a .npy file when
+//! `path` ends in ".npy" (for every method), else a zarr array.
+storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options);
 
 }  // namespace tessera::array

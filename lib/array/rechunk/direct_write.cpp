@@ -29,7 +29,7 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "array/ops/store.hpp"
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
 #include "array/rechunk/blocks.hpp"
@@ -151,7 +151,10 @@ void create_chunk_files(const ChunkWriter& w) {
 RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
                                  const RechunkStoreOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.rechunk.block_size_limit);
-  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && x.size() > 0 && x.ndim() > 0) {
+  const storage::PublishOptions publish = publish_options(path, options.store);
+  // Direct writes make zarr chunk files; a .npy target is stored whole.
+  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && publish.kind == storage::Kind::zarr &&
+      x.size() > 0 && x.ndim() > 0) {
     auto w = std::make_shared<ChunkWriter>();
     w->maps = old_to_new(x.chunks().sizes(), target.sizes());
     w->feeds = detail::feeds_of(w->maps, x.chunks());
@@ -160,7 +163,7 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
     w->chunk_strides = NDArray::c_strides(w->chunk_shape, x.dtype().itemsize());
     w->numblocks = target.numblocks();
     if (direct_writes_pay(*w, x.chunks(), options.direct_min_run)) {
-      write_target(path, options.store.overwrite, [&](const std::string& tmp) {
+      storage::publish(path, publish, [&](const std::string& tmp) {
         w->store = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), w->chunk_shape));
         create_chunk_files(*w);
         const std::shared_ptr<const ChunkWriter> writer = w;

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "array/support.hpp"
 #include "tessera/array/io/mapped_file.hpp"
@@ -52,4 +56,45 @@ TEST_CASE("mapped files: errors name the path and the errno text") {
     CHECK(e.path() == dir / "nope");
     CHECK(e.error_code() == ENOENT);
   }
+}
+
+TEST_CASE("a mapped file truncated under a copy is a StorageError naming it, on every thread, not a SIGBUS") {
+  TempDir dir;
+  constexpr size_t kBytes = 8 << 20;
+  std::vector<std::string> paths;
+  std::vector<NDArray> views;
+  for (int i = 0; i < 4; ++i) {
+    paths.push_back(dir / ("src" + std::to_string(i) + ".bin"));
+    auto f = MappedFile::create(paths.back(), kBytes);
+    std::memset(f->data(), 1, kBytes);
+    auto file = MappedFile::open(paths.back());
+    views.emplace_back(file->region(0, kBytes), DType::uint8(), Shape{static_cast<int64_t>(kBytes)},
+                       Strides{1}, 0);
+    std::filesystem::resize_file(paths.back(), 4096);  // another program truncates it
+  }
+  // Contiguous and strided copies, in four threads at once.
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        if (i % 2 == 0) {
+          (void)views[i].copy();
+        } else {
+          (void)views[i].slice({Slice{std::nullopt, std::nullopt, 2}}).copy();
+        }
+      } catch (const StorageError& e) {
+        errors[i] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(errors[i].find(paths[i] + ": the file became shorter (or unreadable) while tessera was reading it") == 0);
+  }
+  // Copies of intact mappings still work after a guarded fault.
+  auto ok = MappedFile::create(dir / "ok.bin", 4096);
+  std::memset(ok->data(), 7, 4096);
+  CHECK(NDArray(ok->region(0, 4096), DType::uint8(), Shape{4096}, Strides{1}, 0).copy().at<uint8_t>({4095}) == 7);
 }

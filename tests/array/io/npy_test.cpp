@@ -130,6 +130,7 @@ TEST_CASE("npy: truncated and garbage files give StorageError naming the path") 
     write_bytes(path, bytes);
     REQUIRE_THROWS_WITH_AS(npy::open(path), doctest::Contains(message.c_str()), StorageError);
     REQUIRE_THROWS_WITH_AS(npy::open(path), doctest::Contains(path.c_str()), StorageError);
+    REQUIRE_THROWS_WITH_AS(npy::read_header(path), doctest::Contains(message.c_str()), StorageError);  // at open
   };
   const std::string good = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
   fails_with("", "expected the magic string");
@@ -153,8 +154,10 @@ TEST_CASE("npy: truncated and garbage files give StorageError naming the path") 
   fails_with(npy_v1("{'descr': '<f8' 'fortran_order': False}"), "expected ',' or '}'");
   fails_with(npy_v1(std::string(500, '(') + std::string(500, ')')), "nested at most 16 deep");
   fails_with(npy_v1(std::string(200, '\xff')), "bad .npy header");
-  fails_with(npy_v1(good, std::string(15, 'x')), "expected 16 bytes of data for a float64 array of shape (2,), found 15");
-  fails_with(npy_v1(good, std::string(17, 'x')), "found 17");
+  fails_with(npy_v1(good, std::string(15, 'x')),
+             "the header promises 16 bytes of data for a float64 array of shape (2,) (144 bytes in all), but the "
+             "file has 15 bytes of data (143 bytes in all)");
+  fails_with(npy_v1(good, std::string(17, 'x')), "but the file has 17 bytes of data");
   REQUIRE_THROWS_WITH_AS(npy::open(dir / "missing.npy"), doctest::Contains("No such file or directory"), StorageError);
   REQUIRE_THROWS_WITH_AS(npy::open(dir.path().string()), doctest::Contains("expected a regular file"), StorageError);
   // The good header with the right data size opens.

@@ -101,8 +101,8 @@ TEST_CASE("tessera rechunk: bad usage says what was expected") {
   r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --method fast");
   CHECK(r.err.find("--method: expected auto, tasks or shuffle, found 'fast'") != std::string::npos);
   r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5,5");
-  CHECK(r.status == 1);
-  CHECK(r.err.find("rechunk: expected chunks for 2 axes, found 3") != std::string::npos);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--chunks: expected one entry per axis of SRC (2), found 3") != std::string::npos);
   r = tool(dir.path, "rechunk missing.npy b.zarr --chunks 5,5");
   CHECK(r.status == 2);
   CHECK(r.err.find("missing.npy") != std::string::npos);

@@ -39,8 +39,9 @@ struct Header {
   size_t data_offset = 0;  //!< where the elements start in the file
 };
 
-//! Reads and checks only the header of `path`. StorageError when the file is not a
-//! readable .npy file of a supported dtype.
+//! Reads and checks the header of `path`, and that the file holds exactly the
+//! data it promises. StorageError when the file is not a readable .npy file of a
+//! supported dtype, or is shorter or longer than its header says.
 Header read_header(const std::string& path);
 
 //! Parses a header from the first `size` bytes of a file; `path` names it in errors.

@@ -1,12 +1,17 @@
 // tessera/array/ops/store.hpp — write an Array into a .npy file or a zarr store.
 //
-// `store` creates the target under a temporary name next to it, writes each
-// block straight into the target's mapped memory from the block's own task (the
-// block is never gathered in memory with others), and renames the target into
-// place when every block was written. The data is then in the page cache, on
-// its way to the disk as any written file's is (no fsync, as `cp` does none).
-// When a task fails, nothing is left behind: the temporary file or directory
-// is removed and the error is rethrown; an existing target is untouched.
+// `store` creates the target under a temporary name next to it
+// (`.<name>.tessera-tmp-<pid>-<random>`), writes each block straight into the
+// target's mapped memory from the block's own task (the block is never gathered
+// in memory with others), syncs it to the disk and publishes it with one atomic
+// rename when every block was written. When a task fails or the run is
+// cancelled, nothing is left behind: the temporary is removed and the error is
+// rethrown; an existing target is untouched. With `overwrite`, an existing
+// target is replaced only when it is of the kind written (a .npy file, or a
+// zarr array: .zarray or zarr.json and chunk files, nothing else), and the
+// final name holds the complete old or the complete new target at every
+// instant. Temporaries left by a killed process are removed by the next store
+// to the same path (`clean_temporaries` reports them).
 //
 // A .npy target (a path ending in `.npy`) is one C-order file, its space
 // reserved before writing. Any other path is a zarr v2 directory store whose
@@ -24,6 +29,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tessera/array/array.hpp"
 
@@ -33,6 +39,9 @@ namespace tessera::array {
 struct StoreOptions {
   //! Replace an existing target (otherwise StorageError when it exists).
   bool overwrite = false;
+  //! Paths the target must neither be nor hold, with `overwrite` (a rechunk's
+  //! source): such a target is refused.
+  std::vector<std::string> protect = {};
   //! How the graph runs.
   ComputeOptions compute = {};
 };
@@ -41,6 +50,18 @@ struct StoreOptions {
 //! target exists (without `overwrite`) or cannot be created, TaskError when a
 //! task fails.
 void store(const Array& x, const std::string& path, const StoreOptions& options = {});
+
+//! Throws StorageError unless `store(x, path, options)` may write `path`: it is
+//! absent, or `options.overwrite` is set and it is a target of the kind written
+//! (see the file comment) that is not the working directory and neither is nor
+//! holds a path of `options.protect`. The message names what was found.
+void check_target(const std::string& path, const StoreOptions& options);
+
+//! Cleans what killed runs left next to `path` (their temporaries; an old
+//! target renamed aside is put back when `path` is missing) and returns one
+//! line per entry handled. Entries of running processes are left alone.
+//! `store` does this itself; a program calls it to tell its user.
+std::vector<std::string> clean_temporaries(const std::string& path);
 
 //! Computes `x` into the existing array `target` (x's shape and dtype, any
 //! strides, writable), as dask's `da.store` into a numpy array: each block's

@@ -1,0 +1,25 @@
+// tools/chunk_spec.hpp — the `--chunks` value of `tessera rechunk`, parsed.
+//
+// One entry per axis, comma-separated: a block size (at least 1), -1 (the whole
+// axis), `auto` or `keep` (as in SRC). A bad entry is a UsageError naming
+// `--chunks` and a short prefix of what was found. Its own file so that the
+// fuzz harness of tests/fuzz/ can call it.
+//
+// @code
+//   tessera::array::RechunkSpec s = tessera::tool::parse_chunks("256,-1,keep");
+// @endcode
+#pragma once
+
+#include <string>
+
+#include "tessera/array/rechunk/rechunk.hpp"
+
+namespace tessera::tool {
+
+//! The entries of a `--chunks` value. Throws UsageError (command.hpp).
+std::vector<array::RechunkAxis> parse_chunks(const std::string& text);
+
+//! UsageError naming `--chunks` unless it has one entry per axis of SRC.
+void check_chunks_fit(const std::vector<array::RechunkAxis>& axes, size_t ndim);
+
+}  // namespace tessera::tool
