@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
 #include <absl/strings/str_join.h>
 
 namespace tessera {
@@ -54,6 +55,31 @@ TaskError::TaskError(Key key, std::string function, std::exception_ptr original)
       function_(std::move(function)),
       message_(describe(original)),
       original_(std::move(original)) {}
+
+namespace {
+
+std::string mib(size_t bytes) { return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+std::string memory_limit_message(const Key& task, size_t needed, size_t limit, size_t held,
+                                 const std::vector<MemoryLimitError::Held>& largest, const std::string& why) {
+  std::string m = absl::StrCat("memory limit of ", mib(limit), " (", limit, " bytes) cannot be met: task ", task.str(),
+                               " needs ", mib(needed), " (", needed, " bytes) ", why, "; ", mib(held), " held");
+  for (size_t i = 0; i < largest.size(); ++i) {
+    absl::StrAppend(&m, i == 0 ? ", the largest: " : ", ", largest[i].key.str(), " ", mib(largest[i].bytes));
+  }
+  return m;
+}
+
+}  // namespace
+
+MemoryLimitError::MemoryLimitError(Key task, size_t needed, size_t limit, size_t held, std::vector<Held> largest,
+                                   const std::string& why)
+    : Error(memory_limit_message(task, needed, limit, held, largest, why)),
+      task_(std::move(task)),
+      needed_(needed),
+      limit_(limit),
+      held_(held),
+      largest_(std::move(largest)) {}
 
 StorageError::StorageError(std::string path, const std::string& what, int err)
     : Error(err != 0 ? absl::StrCat(path, ": ", what, ": ", std::strerror(err))
