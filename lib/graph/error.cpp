@@ -58,14 +58,23 @@ TaskError::TaskError(Key key, std::string function, std::exception_ptr original)
 
 namespace {
 
-std::string mib(size_t bytes) { return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1 << 20)); }
+// 512 bytes, 9.4 KiB, 64.0 MiB, 2.0 GiB.
+std::string human_bytes(size_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " bytes");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double x = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  for (; x >= 1024 && u < 3; ++u) x /= 1024;
+  return absl::StrFormat("%.1f %s", x, units[u]);
+}
 
 std::string memory_limit_message(const Key& task, size_t needed, size_t limit, size_t held,
                                  const std::vector<MemoryLimitError::Held>& largest, const std::string& why) {
-  std::string m = absl::StrCat("memory limit of ", mib(limit), " (", limit, " bytes) cannot be met: task ", task.str(),
-                               " needs ", mib(needed), " (", needed, " bytes) ", why, "; ", mib(held), " held");
+  std::string m = absl::StrCat("memory limit of ", human_bytes(limit), " (", limit, ") cannot be met: task ",
+                               task.str(), " needs ", human_bytes(needed), " (", needed, ") ", why, "; ",
+                               human_bytes(held), " held");
   for (size_t i = 0; i < largest.size(); ++i) {
-    absl::StrAppend(&m, i == 0 ? ", the largest: " : ", ", largest[i].key.str(), " ", mib(largest[i].bytes));
+    absl::StrAppend(&m, i == 0 ? ", the largest: " : ", ", largest[i].key.str(), " ", human_bytes(largest[i].bytes));
   }
   return m;
 }
