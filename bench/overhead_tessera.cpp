@@ -9,9 +9,10 @@ namespace tessera::bench {
 
 namespace {
 
-GetOptions with_workers(int workers) {
+GetOptions with_workers(int workers, size_t memory_limit) {
   GetOptions o;
   o.num_workers = workers;
+  o.memory_limit = memory_limit;
   return o;
 }
 
@@ -27,13 +28,13 @@ int64_t sum_of(const Result& r) {
 
 }  // namespace
 
-TesseraRunner::TesseraRunner(const DagShape& shape, int workers)
-    : shape_(shape), workers_(workers), graph_(build_graph(shape)), outputs_(output_keys(shape)),
+TesseraRunner::TesseraRunner(const DagShape& shape, int workers, size_t memory_limit)
+    : shape_(shape), workers_(workers), memory_limit_(memory_limit), graph_(build_graph(shape)), outputs_(output_keys(shape)),
       plan_(graph_, Keys(outputs_)) {}
 
 double TesseraRunner::run() {
   const auto t0 = std::chrono::steady_clock::now();
-  const Result r = get(plan_, with_workers(workers_));
+  const Result r = get(plan_, with_workers(workers_, memory_limit_));
   const double s = seconds_since(t0);
   checksum_ = sum_of(r);
   return s;
@@ -45,7 +46,7 @@ double TesseraRunner::end_to_end() {
   build_s_ = seconds_since(t0);
   const Plan plan(g, Keys(outputs_));  // cull + order + the dense form
   plan_s_ = seconds_since(t0) - build_s_;
-  const Result r = get(plan, with_workers(workers_));
+  const Result r = get(plan, with_workers(workers_, memory_limit_));
   const double s = seconds_since(t0);
   checksum_ = sum_of(r);
   return s;
