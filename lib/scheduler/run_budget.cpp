@@ -117,15 +117,21 @@ void Run::settle_locked(Worker& w, uint32_t task, size_t bytes, size_t released,
   const uint32_t nt = plan_.num_tasks();
   const auto deps = plan_.dependencies(task);
   const bool budget = budget_.load(std::memory_order_relaxed);
-  size_t inputs = 0;
-  for (size_t i = 0; i < deps.size(); ++i) {
-    const uint32_t d = deps[i];
+  size_t inputs = 0;  // an input read twice counts twice here
+  for (uint32_t d : deps) {
     if (d >= nt) continue;
-    const auto seen = deps.begin() + static_cast<ptrdiff_t>(i);
-    if (std::find(deps.begin(), seen, d) == seen) inputs += bytes_[d];
+    inputs += bytes_[d];
     if (budget && --pins_[d] == 0) offer_locked(d);
   }
-  if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
+  if (inputs + bytes > limit_) {
+    // Rare: count each input once before calling it an error.
+    std::vector<uint32_t> distinct(deps.begin(), deps.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    inputs = 0;
+    for (uint32_t d : distinct) inputs += d < nt ? bytes_[d] : 0;
+    if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
+  }
   if (budget) {
     for (uint32_t d : w.released) {
       node_state_[d] = kReleased;
@@ -343,9 +349,8 @@ bool Run::admit_locked(uint32_t task, int tier, Io& io) {
     if (node_state_[d] == kSpilled) {
       node_state_[d] = kReloading;
       io.reload.push_back(d);
-    } else if (node_state_[d] == kReloading &&
-               std::find(io.reload.begin(), io.reload.end(), d) == io.reload.end()) {
-      io.await.push_back(d);
+    } else if (node_state_[d] == kReloading) {
+      io.await.push_back(d);  // by another worker, or by this one (then it is back before the wait)
     }
   }
   return true;
