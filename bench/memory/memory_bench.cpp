@@ -4,13 +4,13 @@
 //
 //   bench_memory WORKLOAD [--limit BYTES] [--workers N] [--scale S]
 //
-// Workloads (sizes times --scale on each axis, which keeps every ratio):
+// Workloads (--scale multiplies the sizes):
 //   transpose  z = x + x.T over a float64 (n, n) array in (b, b) blocks, as block
 //              (i, j) + block (j, i) transposed; every block of z requested
 //   rechunk    a (n, n) float64 array from row blocks to column blocks by the
 //              `tasks` method, not fused (split views, then merges): all-to-all
-//   tree       a tree sum over many (2048, 2048) float64 blocks (32 MiB each),
-//              every block requested besides the sum
+//   tree       a tree sum over 24 x scale (2048, 2048) float64 blocks (32 MiB
+//              each), every block requested besides the sum
 // Prints one JSON line: workload, limit, peak held bytes, peak RSS, spilled bytes,
 // reloads, seconds, and whether the result was right.
 #include <sys/resource.h>
@@ -188,7 +188,8 @@ Outcome rechunk(const Options& o) {
 }
 
 Outcome tree(const Options& o) {
-  const int64_t side = std::max<int64_t>(64, static_cast<int64_t>(2048 * o.scale)), blocks = 24;
+  // Blocks stay 32 MiB; --scale changes how many.
+  const int64_t side = 2048, blocks = std::max<int64_t>(4, static_cast<int64_t>(24 * o.scale));
   const ta::Array x = ta::random({blocks * side, side}, {side, side}, 3);
   size_t rss_at_end = 0;
   Outcome out = timed_run(o, [&](const tessera::GetOptions& opts) {
