@@ -16,6 +16,7 @@
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/ops/slicing.hpp"
+#include "python_peer.hpp"
 
 using namespace tessera::array;
 using tessera::array::testing::check_close;
@@ -96,7 +97,8 @@ std::pair<Case, Array> prepare(const TempDir& dir, std::mt19937_64& rng, bool al
 
 }  // namespace
 
-TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") {
+TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(20261130);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -121,7 +123,8 @@ TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") 
   }
 }
 
-TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
+TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
@@ -164,7 +167,8 @@ TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
   }
 }
 
-TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
+TEST_CASE("slicing with steps, negative steps and indices equals numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(99);
   for (int round = 0; round < 6; ++round) {
     TempDir dir;
@@ -197,7 +201,7 @@ TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
   }
 }
 
-TEST_CASE("an expression over several layers equals numpy's") {
+TEST_CASE("an expression over several layers equals numpy's" * python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(5);
   NDArray a = random_block(DType::float64(), {37, 23}, rng), b = random_block(DType::float64(), {37, 23}, rng);

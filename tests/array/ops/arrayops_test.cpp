@@ -17,6 +17,7 @@
 #include "tessera/array/ops/store.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
+#include "python_peer.hpp"
 
 using namespace tessera::array;
 using tessera::array::testing::check_close;
@@ -131,7 +132,8 @@ TEST_CASE("from_npy is lazy: the data is read when the graph runs, not when it i
   REQUIRE_THROWS_AS(from_npy(dir / "missing.npy"), StorageError);
 }
 
-TEST_CASE("from_npy reads Fortran-ordered files, from_zarr zarr stores written by python3-zarr") {
+TEST_CASE("from_npy reads Fortran-ordered files, from_zarr zarr stores written by python3-zarr" *
+          python_peer::needed()) {
   TempDir dir;
   run_python_in(dir,
              "import zarr\n"
@@ -225,7 +227,8 @@ TEST_CASE("reduction and slicing errors say what was expected") {
                          TypeError);
 }
 
-TEST_CASE("store writes .npy and zarr targets that numpy and python3-zarr read back") {
+TEST_CASE("store writes .npy and zarr targets that numpy and python3-zarr read back" *
+          python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(11);
   NDArray a = random_block(DType::float32(), {9, 7}, rng);
