@@ -4,7 +4,8 @@
 //   scripts/bench overhead          (or: build/bench/bench_overhead --peer-script bench/peers/overhead_dask.py)
 //
 // Prints one markdown table of µs per task (best of --repeat runs) and the
-// ratios against its per-task targets. tessera is measured run only (a built
+// ratios against its per-task targets. `--memory-limit BYTES` runs tessera with
+// that limit (one never reached shows what the budget's bookkeeping costs). tessera is measured run only (a built
 // graph handed to `get`) and end to end (build + cull + order + get).
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,7 @@ struct Options {
   int repeat = 5;
   int dask_repeat = 2;
   double scale = 1.0;  // < 1 shrinks the DAGs (a quick smoke run)
+  size_t memory_limit = 0;  // GetOptions::memory_limit of tessera's runs (0: none)
 };
 
 Options parse(int argc, char** argv) {
@@ -45,6 +47,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--repeat") o.repeat = std::stoi(value());
     else if (a == "--dask-repeat") o.dask_repeat = std::stoi(value());
     else if (a == "--scale") o.scale = std::stod(value());
+    else if (a == "--memory-limit") o.memory_limit = std::stoull(value());
     else throw std::invalid_argument("unknown option " + a);
   }
   return o;
@@ -101,7 +104,7 @@ int main(int argc, char** argv) try {
     const std::string& n = shape.name;
     std::fprintf(stderr, "overhead: %s (%u tasks)\n", n.c_str(), shape.size());
     for (int w : {1, 2}) {
-      tb::TesseraRunner runner(shape, w);
+      tb::TesseraRunner runner(shape, w, o.memory_limit);
       s["run" + std::to_string(w)][n] = best_of(o.repeat, [&] { return runner.run(); });
       double& e2e = s["e2e" + std::to_string(w)][n];
       e2e = 1e300;

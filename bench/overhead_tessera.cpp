@@ -10,9 +10,10 @@ namespace tessera::bench {
 
 namespace {
 
-GetOptions with_workers(int workers) {
+GetOptions with_workers(int workers, size_t memory_limit) {
   GetOptions o;
   o.num_workers = workers;
+  o.memory_limit = memory_limit;
   return o;
 }
 
@@ -34,13 +35,13 @@ int64_t sum_of(const Result& r) {
 
 }  // namespace
 
-TesseraRunner::TesseraRunner(const DagShape& shape, int workers)
-    : shape_(shape), workers_(workers), graph_(build_graph(shape)), outputs_(output_keys(shape)),
+TesseraRunner::TesseraRunner(const DagShape& shape, int workers, size_t memory_limit)
+    : shape_(shape), workers_(workers), memory_limit_(memory_limit), graph_(build_graph(shape)), outputs_(output_keys(shape)),
       plan_(graph_, Keys(outputs_)) {}
 
 double TesseraRunner::run() {
   const auto t0 = std::chrono::steady_clock::now();
-  const Result r = get(plan_, with_workers(workers_));
+  const Result r = get(plan_, with_workers(workers_, memory_limit_));
   const double s = seconds_since(t0);
   checksum_ = sum_of(r);
   return s;
@@ -55,7 +56,7 @@ double TesseraRunner::end_to_end() {
   const Plan plan(g, Keys(outputs_));  // cull + order + the dense form
   plan_s_ = seconds_since(t0) - build_s_;
   plan_cpu_s_ = cpu_now() - c0 - build_cpu_s_;
-  const Result r = get(plan, with_workers(workers_));
+  const Result r = get(plan, with_workers(workers_, memory_limit_));
   const double s = seconds_since(t0);
   e2e_cpu_s_ = cpu_now() - c0;
   checksum_ = sum_of(r);

@@ -14,7 +14,8 @@ namespace tessera::bench {
 class TesseraRunner {
  public:
   //! Builds the graph of `shape` and its Plan (cull + order) once, for run().
-  TesseraRunner(const DagShape& shape, int workers);
+  //! `memory_limit`: GetOptions::memory_limit of every run (0: none).
+  TesseraRunner(const DagShape& shape, int workers, size_t memory_limit = 0);
   //! `get` on the Plan built by the constructor; returns the seconds it took.
   double run();
   //! Build the Graph + Plan (cull + order) + `get`, from the shape; returns the seconds it took.
@@ -34,6 +35,7 @@ class TesseraRunner {
  private:
   const DagShape& shape_;
   int workers_;
+  size_t memory_limit_;
   Graph graph_;
   std::vector<Key> outputs_;
   Plan plan_;

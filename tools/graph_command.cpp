@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "interrupt.hpp"
+#include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph_file/graph_file.hpp"
@@ -33,7 +34,7 @@ constexpr std::string_view kUsage =
     "      beside dask's figures from the file\n"
     "  tessera graph dot FILE.json\n"
     "      Graphviz DOT on stdout, nodes coloured by order priority (blue runs first)\n"
-    "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress]\n"
+    "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress] [--memory-limit BYTES]\n"
     "      runs the file's synthetic tasks with get; prints the wall time and the memory held\n";
 
 //! Loads `path`; a file tessera cannot use becomes an InputError naming it.
@@ -193,6 +194,7 @@ int run(Args a) {
   const bool progress = a.flag("--progress");
   const std::optional<std::string> profile = a.option("--profile");
   const int workers = static_cast<int>(a.int_option("--workers", 0, 0, 1024));
+  const std::optional<std::string> limit = a.option("--memory-limit");
   const std::string path = a.positional("FILE.json");
   a.done();
   const GraphFile f = load(path);
@@ -201,6 +203,7 @@ int run(Args a) {
   GetOptions opts;
   opts.num_workers = workers;
   opts.stats = &stats;
+  if (limit) opts.memory_limit = static_cast<size_t>(tessera::array::parse_bytes(*limit));
   diagnostics::ProgressBar bar;
   diagnostics::Profiler profiler;
   if (progress) opts.callbacks.push_back(bar.callbacks());
@@ -223,6 +226,12 @@ int run(Args a) {
               seconds * 1e3);
   std::printf("  results held at most  %zu\n", stats.peak_held);
   std::printf("  peak bytes held       %zu\n", stats.peak_held_bytes);
+  if (limit) {
+    std::printf("  memory limit          %zu\n", opts.memory_limit);
+    std::printf("  bytes spilled         %zu (%zu results, %.3f s)\n", stats.spilled_bytes, stats.spill_count,
+                stats.spill_seconds);
+    std::printf("  reloads               %zu (%.3f s)\n", stats.reload_count, stats.reload_seconds);
+  }
   if (profile) std::printf("  trace                 %s (open in ui.perfetto.dev)\n", profile->c_str());
   return 0;
 }

@@ -21,6 +21,12 @@ Callbacks Profiler::callbacks() {
   cb.posttask = [this](const RunState& s, uint32_t task, const Value&, int worker) {
     results_.push_back({s.key(task), s.task(task).function_name(), worker, started_[task], now()});
   };
+  cb.spill = [this](const RunState& s, const SpillEvent& e) {
+    auto at = [this](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(t - origin_).count();
+    };
+    spills_.push_back({s.key(e.task), e.kind, e.bytes, e.worker, at(e.start), at(e.end)});
+  };
   return cb;
 }
 
@@ -30,6 +36,7 @@ std::string Profiler::chrome_trace() const {
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "tessera"}}}});
   std::set<int> workers;
   for (const TaskRecord& r : results_) workers.insert(r.worker);
+  for (const SpillRecord& r : spills_) workers.insert(r.worker);
   for (int w : workers) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", w},
                       {"args", {{"name", "worker " + std::to_string(w)}}}});
@@ -44,6 +51,18 @@ std::string Profiler::chrome_trace() const {
                       {"pid", 0},
                       {"tid", r.worker},
                       {"args", {{"key", key}, {"function", r.function}}}});
+  }
+  for (const SpillRecord& r : spills_) {
+    const std::string key = r.key.str();
+    const char* kind = r.kind == SpillEvent::Kind::spill ? "spill" : "reload";
+    events.push_back({{"name", std::string(kind) + " " + key},
+                      {"cat", kind},
+                      {"ph", "X"},
+                      {"ts", r.start * 1e6},
+                      {"dur", (r.end - r.start) * 1e6},
+                      {"pid", 0},
+                      {"tid", r.worker},
+                      {"args", {{"key", key}, {"bytes", r.bytes}}}});
   }
   return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
 }

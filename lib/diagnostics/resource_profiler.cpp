@@ -40,6 +40,10 @@ Callbacks ResourceProfiler::callbacks() {
   cb.start = [this](const RunState& state) {
     last_wall_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
     last_cpu_ = process_cpu_seconds();
+    {
+      std::lock_guard lk(m_);
+      memory_limit_ = state.memory_limit();
+    }
     sample(state);
     ticker_->start(dt_, [this, &state] { sample(state); });
   };
@@ -83,10 +87,15 @@ std::string ResourceProfiler::csv() const {
 
 std::string ResourceProfiler::svg() const {
   const std::vector<ResourceSample> samples = results();
+  size_t limit = 0;
+  {
+    std::lock_guard lk(m_);
+    limit = memory_limit_;
+  }
   constexpr double W = 800, H = 400, left = 90, right = 20, top = 40, bottom = 50;
   double t0 = samples.empty() ? 0 : samples.front().time, t1 = samples.empty() ? 1 : samples.back().time;
   if (t1 <= t0) t1 = t0 + 1e-3;
-  double ymax = 1;
+  double ymax = static_cast<double>(std::max<size_t>(limit, 1));
   for (const ResourceSample& s : samples) ymax = std::max({ymax, double(s.rss_bytes), double(s.held_bytes)});
   auto x = [&](double t) { return left + (t - t0) / (t1 - t0) * (W - left - right); };
   auto y = [&](double b) { return H - bottom - b / ymax * (H - top - bottom); };
@@ -119,6 +128,15 @@ std::string ResourceProfiler::svg() const {
                         left - 6, H - bottom, (left + W - right) / 2, H - 12);
   out += line([](const ResourceSample& s) { return s.rss_bytes; }, "#1f77b4");
   out += line([](const ResourceSample& s) { return s.held_bytes; }, "#ff7f0e");
+  if (limit > 0) {
+    const double yl = y(static_cast<double>(limit));
+    absl::StrAppendFormat(&out,
+                          "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#d62728\" "
+                          "stroke-dasharray=\"6,4\"/>\n"
+                          "<text x=\"%.0f\" y=\"%.1f\" font-family=\"sans-serif\" font-size=\"12\" "
+                          "fill=\"#d62728\" text-anchor=\"end\">memory limit %.1f MiB</text>\n",
+                          left, yl, W - right, yl, W - right, yl - 4, static_cast<double>(limit) / (1 << 20));
+  }
   absl::StrAppendFormat(&out,
                         "<text x=\"%.0f\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\" "
                         "fill=\"#1f77b4\">RSS</text>\n"

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
 #include <absl/strings/str_join.h>
 
 namespace tessera {
@@ -59,6 +60,40 @@ TaskError::TaskError(Key key, std::string function, std::exception_ptr original)
       function_(std::move(function)),
       message_(describe(original)),
       original_(std::move(original)) {}
+
+namespace {
+
+// 512 bytes, 9.4 KiB, 64.0 MiB, 2.0 GiB.
+std::string human_bytes(size_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " bytes");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double x = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  for (; x >= 1024 && u < 3; ++u) x /= 1024;
+  return absl::StrFormat("%.1f %s", x, units[u]);
+}
+
+std::string memory_limit_message(const Key& task, size_t needed, size_t limit, size_t held,
+                                 const std::vector<MemoryLimitError::Held>& largest, const std::string& why) {
+  std::string m = absl::StrCat("memory limit of ", human_bytes(limit), " (", limit, ") cannot be met: task ",
+                               task.str(), " needs ", human_bytes(needed), " (", needed, ") ", why, "; ",
+                               human_bytes(held), " held");
+  for (size_t i = 0; i < largest.size(); ++i) {
+    absl::StrAppend(&m, i == 0 ? ", the largest: " : ", ", largest[i].key.str(), " ", human_bytes(largest[i].bytes));
+  }
+  return m;
+}
+
+}  // namespace
+
+MemoryLimitError::MemoryLimitError(Key task, size_t needed, size_t limit, size_t held, std::vector<Held> largest,
+                                   const std::string& why)
+    : Error(memory_limit_message(task, needed, limit, held, largest, why)),
+      task_(std::move(task)),
+      needed_(needed),
+      limit_(limit),
+      held_(held),
+      largest_(std::move(largest)) {}
 
 StorageError::StorageError(std::string path, const std::string& what, int err)
     : Error(err != 0 ? absl::StrCat(path, ": ", what, ": ", std::strerror(err))

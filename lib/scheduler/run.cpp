@@ -25,8 +25,11 @@ uint32_t RunState::priority(uint32_t task) const { return plan_->priority(task);
 namespace detail {
 
 Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
-    : RunState(plan, num_workers), plan_(plan), options_(options) {
-  for (const Callbacks& cb : options.callbacks) task_hooks_ |= cb.pretask || cb.posttask;
+    : RunState(plan, num_workers), plan_(plan), options_(options), limit_(options.memory_limit) {
+  for (const Callbacks& cb : options.callbacks) {
+    task_hooks_ |= cb.pretask || cb.posttask;
+    spill_hooks_ |= static_cast<bool>(cb.spill);
+  }
   const uint32_t m = plan.size(), nt = plan.num_tasks();
   waiting_ = std::make_unique<std::atomic<uint32_t>[]>(nt);
   uses_ = std::make_unique<std::atomic<uint32_t>[]>(m);
@@ -39,6 +42,7 @@ Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
   for (uint32_t u = nt; u < m; ++u) values_[u] = plan.known(u);
   stack_.reserve(nt);
   stack_ = plan.initial_ready();
+  if (limit_ > 0) prepare_budget();
 }
 
 bool Run::start() {
@@ -56,7 +60,11 @@ bool Run::start() {
 }
 
 void Run::work(int worker) noexcept {
-  Worker w{worker, {}};
+  Worker w{worker, {}, {}, {}};
+  if (limit_ > 0) {
+    work_limited(w);
+    return;
+  }
   uint32_t task = 0;
   bool have;
   {
@@ -85,23 +93,29 @@ bool Run::pop_or_wait(Lock& lk, uint32_t& next) {
       ++running_;
       return true;
     }
-    if (running_ == 0) {
-      // Nothing ready and nothing running: finished, or the rest waits on a cycle.
-      if (num_finished() == plan_.num_tasks()) {
-        done_ = true;
-        wake_locked(true);
-      } else {
-        stop_locked({Failure::Kind::cycle, 0, nullptr});
-      }
-      return false;
-    }
-    const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
-    ++sleepers_;
-    lk.unlock();
-    wait_for_change(epoch);
-    lk.lock();
-    --sleepers_;
+    if (!idle_locked(lk)) return false;
   }
+}
+
+// With lk held and nothing to pop: false when the run is over (finished, or the
+// rest waits on a cycle); else sleeps until something changed.
+bool Run::idle_locked(Lock& lk) {
+  if (running_ == 0 && io_busy_ == 0) {
+    if (num_finished() == plan_.num_tasks()) {
+      done_ = true;
+      wake_locked(true);
+    } else {
+      stop_locked({Failure::Kind::cycle, 0, nullptr});
+    }
+    return false;
+  }
+  const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
+  ++sleepers_;
+  lk.unlock();
+  wait_for_change(epoch);
+  lk.lock();
+  --sleepers_;
+  return true;
 }
 
 // Tiny tasks finish within microseconds, so spin first; a futex sleep only
@@ -143,7 +157,7 @@ bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
   const size_t bytes = result.nbytes();
   values_[task] = std::move(result);
   size_t released = 0, released_bytes = 0;
-  release_inputs(task, released, released_bytes);
+  release_inputs(w, task, released, released_bytes);
   if (task_hooks_) {
     // posttask sees the run after this task, before any of its dependents starts.
     {
@@ -162,10 +176,18 @@ bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
 }
 
 // Drops each input whose last reader this task was (requested ones keep a use).
-void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
+// With a limit, also notes them, and the inputs left with one reader, whose
+// reader now releases something (the budget's tiers use both).
+void Run::release_inputs(Worker& w, uint32_t task, size_t& count, size_t& bytes) {
+  const uint32_t nt = plan_.num_tasks();
   for (uint32_t d : plan_.dependencies(task)) {
-    if (uses_[d].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-    if (d < plan_.num_tasks()) {
+    const uint32_t left = uses_[d].fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if (limit_ > 0 && d < nt) {
+      if (left == 0) w.released.push_back(d);
+      if (left == 1) w.promoted.push_back(d);
+    }
+    if (left != 0) continue;
+    if (d < nt) {
       ++count;
       bytes += values_[d].nbytes();
     }

@@ -13,13 +13,21 @@
 // on a futex; hooks cost a branch when none are set. Why it matches dask: one
 // stack, LIFO, dependents of one completion pushed best-last, the first ready set
 // sorted the same way, and held results counted after released inputs dropped.
+//
+// With a memory limit (run_budget.cpp) the same loop runs until the bytes held
+// first pass the target fraction; from then on the run keeps its budget: ready
+// tasks in three LIFO stacks by their effect on memory, held results pinned while
+// a task reads them, spilled needed-latest first, and reloaded before a reader.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <tbb/spin_mutex.h>
@@ -28,6 +36,7 @@
 #include "tessera/scheduler/keys.hpp"
 #include "tessera/scheduler/options.hpp"
 #include "tessera/scheduler/plan.hpp"
+#include "spill_store.hpp"
 
 namespace tessera::detail {
 
@@ -38,7 +47,7 @@ using SpinLock = tbb::spin_mutex;
 
 //! Why a run stopped early.
 struct Failure {
-  enum class Kind { none, task, argument_type, callback, cancelled, cycle };
+  enum class Kind { none, task, argument_type, callback, cancelled, cycle, error };
   Kind kind = Kind::none;
   uint32_t task = 0;
   std::exception_ptr error;
@@ -60,15 +69,37 @@ class Run final : public RunState {
  private:
   struct Worker {
     int id;
-    std::vector<uint32_t> ready;  // made ready by the task just completed
+    std::vector<uint32_t> ready;     // made ready by the task just completed
+    std::vector<uint32_t> released;  // with a limit: inputs it released
+    std::vector<uint32_t> promoted;  // with a limit: inputs that have one reader left
+  };
+  // What a worker does outside the lock under a budget: results to write to
+  // disk (with a copy of each value, taken under the lock), results to bring
+  // back, results another worker brings back, files to remove, values to drop.
+  struct Io {
+    std::vector<std::pair<uint32_t, Value>> spill;
+    std::vector<uint32_t> reload, await;
+    std::vector<int64_t> drop_files;
+    std::vector<Value> discard;
+    bool empty() const {
+      return spill.empty() && reload.empty() && await.empty() && drop_files.empty() && discard.empty();
+    }
   };
   using Lock = std::unique_lock<SpinLock>;
+  enum : uint8_t { kWaiting, kReady, kRunning, kFinished };                 // task_state_
+  enum : uint8_t { kNone, kResident, kSpilling, kSpilled, kReloading, kReleased };  // node_state_
+  enum Tier : uint8_t { kReleasing, kNeutral, kAdding };
+  struct Entry {
+    uint64_t seq;
+    uint32_t task;
+  };
 
   bool pop_or_wait(Lock& lk, uint32_t& next);
+  bool idle_locked(Lock& lk);
   void wait_for_change(uint32_t epoch) const;
   bool run_task(uint32_t task, Value& result);
   bool complete(Worker& w, uint32_t task, Value result, uint32_t& next);
-  void release_inputs(uint32_t task, size_t& count, size_t& bytes);
+  void release_inputs(Worker& w, uint32_t task, size_t& count, size_t& bytes);
   void collect_ready(Worker& w, uint32_t task);
   void account(size_t bytes, size_t released_count, size_t released_bytes);
   bool push_and_pop(Lock& lk, Worker& w, uint32_t& next);
@@ -82,6 +113,35 @@ class Run final : public RunState {
   Result collect(const Keys& keys, size_t& next) const;
   [[noreturn]] void throw_failure() const;
   std::vector<Key> find_cycle() const;
+
+  // The budget (run_budget.cpp).
+  enum class Pop { task, io, over };
+  void work_limited(Worker& w) noexcept;
+  Pop complete_limited(Worker& w, uint32_t task, Value result, uint32_t& next, Io& io);
+  void settle_locked(Worker& w, uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io);
+  Pop step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io);
+  Pop pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io);
+  void prepare_budget();
+  void switch_to_budget();
+  void push_ready_locked(uint32_t task);
+  void promote_locked(uint32_t node);
+  Tier classify(uint32_t task) const;
+  int choose_tier();
+  bool admit_locked(uint32_t task, int tier, Io& io);
+  bool make_room_locked(size_t need, Io& io);
+  uint32_t next_reader(uint32_t node);
+  void offer_locked(uint32_t node);
+  bool do_io(Worker& w, Io& io, bool counted);
+  void finish_spill(Worker& w, uint32_t node, Value value, int64_t file, uint64_t written,
+                    std::chrono::steady_clock::time_point t0);
+  void reload(Worker& w, uint32_t node, bool counted);
+  void set_leaving_locked(uint32_t node, bool leaving);
+  void fail_io(bool counted, std::exception_ptr error);
+  void abandon_io(Io& io);
+  void add_held_locked(size_t bytes);
+  void memory_error_locked(uint32_t task, size_t needed, const std::string& why);
+  void reload_requested();
+  void spill_event(SpillEvent::Kind kind, uint32_t node, int worker, std::chrono::steady_clock::time_point t0);
 
   const Plan& plan_;
   const GetOptions& options_;
@@ -98,6 +158,29 @@ class Run final : public RunState {
   bool done_ = false;
   Failure failure_;
   alignas(64) std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers
+
+  // With a memory limit. Filled as tasks finish, whether the budget is on or not.
+  const size_t limit_ = 0;
+  size_t target_bytes_ = 0, pause_bytes_ = 0;
+  std::unique_ptr<size_t[]> bytes_;                     // per task: its result's bytes
+  std::unique_ptr<std::atomic<uint8_t>[]> task_state_;  // per task
+  std::vector<int64_t> current_;                        // per worker: task it runs, -1 none
+  // Guarded by lock_ once budget_ is set.
+  std::atomic<bool> budget_{false};
+  std::vector<uint8_t> node_state_, tier_, leaving_flag_;
+  std::vector<uint32_t> pins_;
+  std::vector<int64_t> file_;
+  std::vector<Reload> reload_;
+  std::vector<uint32_t> reader_offsets_, readers_, next_reader_;  // readers by priority
+  std::vector<Entry> tiers_[3];
+  uint64_t seq_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> victims_;  // heap: (next reader's priority, node)
+  size_t leaving_ = 0;                                  // bytes being written out
+  size_t arriving_ = 0;                                 // bytes being brought back
+  uint32_t io_busy_ = 0;                                // workers doing io without a task
+  bool spill_hooks_ = false;
+  std::unique_ptr<SpillStore> store_;
+  std::atomic<int64_t> spill_ns_{0}, reload_ns_{0};
 
   std::mutex hooks_;  // callbacks never run concurrently
   size_t started_ = 0;  // callback sets whose start hook ran

@@ -14,7 +14,16 @@ Result Run::finish() {
   { std::lock_guard lk(lock_); }
   const bool failed = start_error_ || failure_.kind != Failure::Kind::none;
   if (failure_.kind == Failure::Kind::task && options_.rerun_exceptions_locally) rerun_failed_task();
-  if (failed) release_all();
+  if (failed) {
+    release_all();
+  } else {
+    try {
+      reload_requested();
+    } catch (...) {
+      failure_ = {Failure::Kind::error, 0, std::current_exception()};
+      release_all();
+    }
+  }
 
   std::exception_ptr hook_error;
   {
@@ -30,10 +39,13 @@ Result Run::finish() {
     }
   }
   if (options_.stats) {
-    *options_.stats = RunStats{plan_.num_tasks(), num_finished(), peak_count(), peak_bytes(), num_workers()};
+    *options_.stats = RunStats{plan_.num_tasks(), num_finished(), peak_count(), peak_bytes(), num_workers(),
+                               spilled_bytes(), spill_count(), reload_count(),
+                               static_cast<double>(spill_ns_.load(std::memory_order_relaxed)) * 1e-9,
+                               static_cast<double>(reload_ns_.load(std::memory_order_relaxed)) * 1e-9};
   }
   if (start_error_) std::rethrow_exception(start_error_);
-  if (failed) throw_failure();
+  if (failed || failure_.kind != Failure::Kind::none) throw_failure();
   if (hook_error) std::rethrow_exception(hook_error);
   size_t next = 0;
   return collect(plan_.keys(), next);
@@ -87,6 +99,7 @@ void Run::throw_failure() const {
     case Failure::Kind::cycle:
       throw CycleError(find_cycle());
     case Failure::Kind::callback:
+    case Failure::Kind::error:
     case Failure::Kind::none:
       break;
   }

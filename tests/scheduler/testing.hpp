@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -42,9 +43,46 @@ inline uint64_t mix(uint64_t h, uint64_t x) {
   return h * 0xff51afd7ed558ccdULL;
 }
 
-//! The value a node's inputs give: literals are ints, results Counted.
+//! A result of a chosen size that can spill: `data` is a pattern made from
+//! `v`, so a result that came back damaged is detected where it is read.
+struct Sized {
+  uint64_t v;
+  std::vector<uint64_t> data;
+  static Sized make(uint64_t v, size_t words) {
+    Sized s{v, std::vector<uint64_t>(words)};
+    for (size_t k = 0; k < words; ++k) s.data[k] = mix(v, k);
+    return s;
+  }
+  size_t nbytes() const { return data.size() * sizeof(uint64_t); }
+  uint64_t checked() const {
+    for (size_t k = 0; k < data.size(); ++k) {
+      if (data[k] != mix(v, k)) throw std::runtime_error("a Sized result came back damaged");
+    }
+    return v;
+  }
+};
+
+}  // namespace tessera::testing
+
+template <>
+struct tessera::Spillable<tessera::testing::Sized> {
+  static void serialize(const testing::Sized& s, SpillWriter& w) {
+    w.put(s.v);
+    Spillable<std::vector<uint64_t>>::serialize(s.data, w);
+  }
+  static testing::Sized deserialize(SpillReader& r) {
+    const auto v = r.get<uint64_t>();
+    return {v, Spillable<std::vector<uint64_t>>::deserialize(r)};
+  }
+};
+
+namespace tessera::testing {
+
+//! The value a node's inputs give: literals are ints, results Counted or Sized.
 inline uint64_t payload(const Value& v) {
-  return v.is<int>() ? static_cast<uint64_t>(v.as<int>()) : v.as<Counted>().v;
+  if (v.is<int>()) return static_cast<uint64_t>(v.as<int>());
+  if (v.is<Sized>()) return v.as<Sized>().checked();
+  return v.as<Counted>().v;
 }
 
 //! A random DAG: node i is a literal int or a task over earlier nodes whose
@@ -58,7 +96,9 @@ struct RandomDag {
   std::vector<uint32_t> requested;
 };
 
-inline RandomDag random_dag(uint32_t seed, uint32_t n, double fail_rate) {
+//! `words`, when given, makes results Sized (of words(i) 8-byte words) instead of Counted.
+inline RandomDag random_dag(uint32_t seed, uint32_t n, double fail_rate,
+                            std::function<size_t(uint32_t)> words = nullptr) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u01(0, 1);
   RandomDag d;
@@ -96,10 +136,12 @@ inline RandomDag random_dag(uint32_t seed, uint32_t n, double fail_rate) {
     d.expected[i] = h;
     d.fails[i] = u01(rng) < fail_rate;
     const bool fail = d.fails[i];
-    auto f = [i, fail](absl::Span<const Value> in) -> Value {
+    const size_t size = words ? words(i) : 0;
+    auto f = [i, fail, size](absl::Span<const Value> in) -> Value {
       if (fail) throw std::runtime_error("task " + std::to_string(i) + " fails on purpose");
       uint64_t x = i;
       for (const Value& v : in) x = mix(x, payload(v));
+      if (size > 0) return Sized::make(x, size);
       return Value::make<Counted>(static_cast<int64_t>(i), x);
     };
     d.graph.put(key, Task::from_args(fn("combine", f), std::move(args)));

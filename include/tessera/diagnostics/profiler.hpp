@@ -33,6 +33,16 @@ struct TaskRecord {
   double end;
 };
 
+//! A result moved to disk or back during a run with a memory limit.
+struct SpillRecord {
+  Key key;
+  SpillEvent::Kind kind;
+  size_t bytes;
+  int worker;
+  double start;  //!< seconds since the Profiler was made
+  double end;
+};
+
 class Profiler {
  public:
   Profiler();
@@ -44,7 +54,12 @@ class Profiler {
   Callbacks callbacks();
   //! Every finished task so far, in the order they finished.
   const std::vector<TaskRecord>& results() const { return results_; }
-  void clear() { results_.clear(); }
+  //! Every spill and reload so far (drawn as `spill KEY` / `reload KEY` events).
+  const std::vector<SpillRecord>& spills() const { return spills_; }
+  void clear() {
+    results_.clear();
+    spills_.clear();
+  }
 
   //! The records as Chrome trace JSON text.
   std::string chrome_trace() const;
@@ -60,6 +75,7 @@ class Profiler {
   std::chrono::steady_clock::time_point origin_;
   std::vector<double> started_;  // by task id, during a run
   std::vector<TaskRecord> results_;
+  std::vector<SpillRecord> spills_;
 };
 
 }  // namespace tessera::diagnostics

@@ -59,6 +59,8 @@ class ResourceProfiler {
   //! `time_s,rss_bytes,cpu_percent,held_bytes,held_count`, one line per sample.
   std::string csv() const;
   //! An SVG line plot of RSS and bytes held over time.
+  //! A plot of RSS and bytes held over time; a run with a memory limit draws
+  //! the limit as a dashed line.
   std::string svg() const;
   //! Write csv() / svg() to `path`; throw StorageError when they cannot.
   //! @code
@@ -75,6 +77,7 @@ class ResourceProfiler {
   std::unique_ptr<detail::Ticker> ticker_;
   mutable std::mutex m_;
   std::vector<ResourceSample> samples_;
+  size_t memory_limit_ = 0;  // of the last run (RunState::memory_limit), drawn as a line
   double last_wall_ = 0, last_cpu_ = 0;  // only the sampling thread (or a hook) touches these
 };
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <exception>
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,34 @@ class TaskError : public Error {
 class Cancelled : public Error {
  public:
   using Error::Error;
+};
+
+//! A run with a memory limit could not keep within it: one task needed more than
+//! the limit (its inputs and its result), or nothing left in memory could spill.
+//! Names the task, the bytes it needed, and the largest results held.
+class MemoryLimitError : public Error {
+ public:
+  //! One held result: its key and bytes.
+  struct Held {
+    Key key;
+    size_t bytes;
+  };
+  //! `largest` is sorted, largest first (a few entries).
+  MemoryLimitError(Key task, size_t needed, size_t limit, size_t held, std::vector<Held> largest,
+                   const std::string& why);
+  //! The task that could not run (or whose result did not fit).
+  const Key& task() const { return task_; }
+  //! Bytes it needed: its inputs plus, once known, its result.
+  size_t needed() const { return needed_; }
+  size_t limit() const { return limit_; }
+  //! Bytes held when the run stopped.
+  size_t held() const { return held_; }
+  const std::vector<Held>& largest() const { return largest_; }
+
+ private:
+  Key task_;
+  size_t needed_, limit_, held_;
+  std::vector<Held> largest_;
 };
 
 //! A chunk specification does not fit the array.

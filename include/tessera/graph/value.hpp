@@ -6,7 +6,9 @@
 // Each Value records its size in bytes once, at creation, through the
 // customization point `nbytes`: a member `v.nbytes()`, or a free function
 // `nbytes(const T&)` found by argument-dependent lookup, or else `sizeof(T)`.
-// The schedulers' memory accounting adds these sizes up.
+// The schedulers' memory accounting adds these sizes up. It also records whether
+// the type has a Spillable form (tessera/graph/spill.hpp), so that a run with a
+// memory limit can move the value to disk and back.
 //
 // @code
 //   tessera::Value v(std::vector<double>(1000));
@@ -26,6 +28,8 @@
 #include <typeinfo>
 #include <utility>
 #include <vector>
+
+#include "tessera/graph/spill.hpp"
 
 namespace tessera {
 
@@ -56,17 +60,30 @@ size_t nbytes_of(const T& v) {
 //! The demangled name of a type, for messages.
 std::string type_name(const std::type_info& t);
 
+using Reload = Value (*)(SpillReader&);
+
+template <class T>
+Value reload_as(SpillReader& r);
+
 struct HolderBase {
   virtual ~HolderBase() = default;
   virtual const std::type_info& type() const = 0;
+  virtual void spill(SpillWriter& w) const = 0;
   size_t nbytes = 0;
+  Reload reload = nullptr;  // null: the type has no Spillable form
 };
 
 template <class T>
 struct Holder final : HolderBase {
   template <class... A>
-  explicit Holder(A&&... a) : value(std::forward<A>(a)...) { nbytes = nbytes_of(value); }
+  explicit Holder(A&&... a) : value(std::forward<A>(a)...) {
+    nbytes = nbytes_of(value);
+    if constexpr (spillable<T>) reload = &reload_as<T>;
+  }
   const std::type_info& type() const override { return typeid(T); }
+  void spill(SpillWriter& w) const override {
+    if constexpr (spillable<T>) Spillable<T>::serialize(value, w);
+  }
   T value;
 };
 
@@ -122,6 +139,11 @@ class Value {
   std::string type_name() const { return detail::type_name(type()); }
   //! Size in bytes as given by `nbytes` when the Value was made; 0 when empty.
   size_t nbytes() const { return holder_ ? holder_->nbytes : 0; }
+  //! Makes the value again from what spill() wrote; null when its type has no
+  //! Spillable form (or the Value is empty).
+  detail::Reload reloader() const { return holder_ ? holder_->reload : nullptr; }
+  //! Writes the object through its Spillable form; needs reloader() != nullptr.
+  void spill(SpillWriter& w) const { holder_->spill(w); }
   //! How many Values share this object (for tests of release).
   long use_count() const { return holder_.use_count(); }
   //! True when both share one object.
@@ -130,5 +152,10 @@ class Value {
  private:
   std::shared_ptr<const detail::HolderBase> holder_;
 };
+
+template <class T>
+Value detail::reload_as(SpillReader& r) {
+  return Value::make<T>(Spillable<T>::deserialize(r));
+}
 
 }  // namespace tessera

@@ -43,6 +43,13 @@ struct SyntheticResult {
   static SyntheticResult allocate(uint64_t size);
 };
 
+//! Synthetic results spill like any other result under a memory limit.
+template <>
+struct Spillable<SyntheticResult> {
+  static void serialize(const SyntheticResult& r, SpillWriter& w) { Spillable<std::vector<std::byte>>::serialize(r.data, w); }
+  static SyntheticResult deserialize(SpillReader& r) { return {Spillable<std::vector<std::byte>>::deserialize(r)}; }
+};
+
 //! dask's figures for a graph file (each optional in the file).
 struct GraphReference {
   std::string tool;

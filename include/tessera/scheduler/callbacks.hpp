@@ -9,6 +9,9 @@
 // `posttask` run on the worker's thread and receive its id (0 is the caller).
 // A run without callbacks pays nothing for them.
 //
+// A run with a memory limit also calls `spill` after it moved a result to disk
+// or brought one back (the profiler draws these as their own events).
+//
 // `RunState` is what a hook sees: the tasks (by dense id), how many finished, and
 // the memory the results hold right now and at most. Its counters are atomic, so
 // a hook may also hand the RunState to a thread of its own that samples it until
@@ -24,6 +27,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -70,6 +74,12 @@ class RunState {
   size_t peak_count() const { return peak_count_.load(std::memory_order_relaxed); }
   //! The most bytes held at once so far.
   size_t peak_bytes() const { return peak_bytes_.load(std::memory_order_relaxed); }
+  //! GetOptions::memory_limit (0: none).
+  size_t memory_limit() const { return memory_limit_; }
+  //! Bytes written to disk so far, results spilled, results brought back.
+  size_t spilled_bytes() const { return spilled_bytes_.load(std::memory_order_relaxed); }
+  size_t spill_count() const { return spill_count_.load(std::memory_order_relaxed); }
+  size_t reload_count() const { return reload_count_.load(std::memory_order_relaxed); }
   //! True once a task failed or the run was cancelled: nothing new starts.
   bool stopping() const { return stopping_.load(std::memory_order_relaxed); }
 
@@ -82,6 +92,18 @@ class RunState {
   std::atomic<size_t> finished_{0};
   std::atomic<size_t> held_count_{0}, held_bytes_{0}, peak_count_{0}, peak_bytes_{0};
   std::atomic<bool> stopping_{false};
+  size_t memory_limit_ = 0;
+  std::atomic<size_t> spilled_bytes_{0}, spill_count_{0}, reload_count_{0};
+};
+
+//! A result moved to disk or brought back, as the `spill` hook sees it.
+struct SpillEvent {
+  enum class Kind { spill, reload };
+  Kind kind;
+  uint32_t task;  //!< the task whose result moved (a dense id)
+  size_t bytes;   //!< its accounted size (Value::nbytes)
+  int worker;     //!< the worker that did it
+  std::chrono::steady_clock::time_point start, end;
 };
 
 //! One set of hooks; any of them may be empty.
@@ -92,6 +114,8 @@ struct Callbacks {
   std::function<void(const RunState& state, uint32_t task, int worker)> pretask;
   //! After task `task` finished with `result` and its released inputs were dropped.
   std::function<void(const RunState& state, uint32_t task, const Value& result, int worker)> posttask;
+  //! After a result was spilled or reloaded, on the thread of the worker that did it.
+  std::function<void(const RunState& state, const SpillEvent& event)> spill;
   //! Once at the end; `failed` is true when a task failed or the run was cancelled.
   std::function<void(const RunState& state, bool failed)> finish;
 };

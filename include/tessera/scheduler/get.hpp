@@ -12,7 +12,32 @@
 //   - an argument of the wrong type -> TypeError naming the task's key;
 //   - a cancelled GetOptions::cancel -> Cancelled;
 //   - tasks that wait on each other -> CycleError;
-//   - an exception from a callback -> that exception.
+//   - an exception from a callback -> that exception;
+//   - a memory limit that cannot be kept -> MemoryLimitError (below).
+//
+// With GetOptions::memory_limit the run keeps the bytes its results hold within
+// the limit, plus what the running tasks just made (one result per worker):
+//   - below `memory_target` of the limit it runs exactly as without one;
+//   - above it, ready tasks are taken from three LIFO stacks: first those that
+//     are the last reader of some input (finishing them frees it), then those
+//     that read results but free none yet, then those that read none (roots,
+//     loaders); within a stack, the order is the one LIFO stack's. Each push
+//     carries a sequence number, so below the target the newest top is the plain
+//     stack's top; a task whose input loses its last other reader is pushed again
+//     onto the first stack and its old entry skipped. O(1) amortized per task.
+//   - above `memory_pause`, a task that frees nothing starts only when no other
+//     task runs;
+//   - above the limit, held results that no running task reads go to disk, the
+//     one whose next reader comes latest in `order` first (a max-heap keyed by
+//     that reader's priority, refreshed when it reaches the top: O(log n) per
+//     result), and come back just before a reader runs. Results whose type has
+//     a Spillable form spill (tessera/graph/spill.hpp; NDArray blocks come back
+//     as mappings of the scratch file); others stay and count. Scratch files live
+//     in a folder inside GetOptions::scratch_dir, removed when the run ends,
+//     whatever the ending;
+//   - MemoryLimitError when one task's inputs and result together exceed the
+//     limit, or a task must start and nothing held can spill while nothing else
+//     runs: it names the task, the bytes it needed and the largest results held.
 //
 // `get` runs `num_workers` workers in a tbb::task_arena; the caller's thread is
 // one of them, and there is no dispatcher thread. A task may itself call get.
@@ -23,6 +48,7 @@
 //   int w = tessera::get(g, "w").as<int>();
 //   tessera::Result r = tessera::get_sync(g, {"z", "w"});
 //   tessera::Result s = tessera::get(g, {"z", "w"}, {.num_workers = 2});
+//   tessera::get(g, "w", {.memory_limit = size_t{2} << 30});   // at most 2 GiB held
 // @endcode
 //
 // Thread-safe: several runs (also of one Graph or Plan) may go on at once.

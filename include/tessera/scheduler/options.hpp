@@ -3,12 +3,14 @@
 // One options struct serves get_sync and get, as dask's keyword arguments do:
 // workers, callback sets, precomputed values (`cache`), rerunning a failed task
 // on the caller's thread for a debugger, a cancellation token, and a place to
-// receive the run's figures.
+// receive the run's figures; and a memory limit, under which the run chooses
+// tasks by their effect on memory and spills held results to a scratch folder
+// (get.hpp says how).
 //
 // @code
 //   tessera::CancellationToken stop;
 //   tessera::RunStats stats;
-//   tessera::GetOptions opts{.num_workers = 4, .cancel = stop, .stats = &stats};
+//   tessera::GetOptions opts{.num_workers = 4, .cancel = stop, .stats = &stats, .memory_limit = 2ull << 30};
 //   auto r = tessera::get(g, {"a", "b"}, opts);   // another thread may call stop.cancel()
 //   std::cout << stats.peak_held_bytes << " bytes held at most\n";
 // @endcode
@@ -16,7 +18,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -52,6 +56,11 @@ struct RunStats {
   size_t peak_held = 0;        //!< RunState::peak_count at the end
   size_t peak_held_bytes = 0;  //!< RunState::peak_bytes at the end
   int num_workers = 0;         //!< workers the run used
+  size_t spilled_bytes = 0;    //!< bytes written to the scratch folder (memory_limit)
+  size_t spill_count = 0;      //!< results moved to disk
+  size_t reload_count = 0;     //!< results brought back before a reader ran
+  double spill_seconds = 0;    //!< time workers spent spilling, all together
+  double reload_seconds = 0;   //!< time workers spent reloading, all together
 };
 
 struct GetOptions {
@@ -72,6 +81,21 @@ struct GetOptions {
   CancellationToken cancel{};
   //! When set, receives the run's figures (also when it throws).
   RunStats* stats = nullptr;
+  //! Bytes the results held at once may take (RunState::held_bytes); 0: no
+  //! limit. Above `memory_target` of it the next task is chosen by its effect on
+  //! memory, above `memory_pause` no task that only adds starts while another
+  //! runs, and above the limit held results spill to `scratch_dir`. When it
+  //! cannot be kept, the run throws MemoryLimitError.
+  size_t memory_limit = 0;
+  //! Fractions of memory_limit, as dask.distributed's worker thresholds.
+  double memory_target = 0.6;
+  double memory_pause = 0.8;
+  //! Where spilled results go: a folder `tessera-spill-*` made inside it and
+  //! removed at the end of the run (also on error and cancellation). Empty:
+  //! $TMPDIR, else /tmp.
+  std::string scratch_dir{};
+  //! Bytes the scratch folder may hold; a result that does not fit stays in memory.
+  uint64_t disk_limit = UINT64_MAX;
 };
 
 }  // namespace tessera

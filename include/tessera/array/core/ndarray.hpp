@@ -10,6 +10,9 @@
 // (numpy C) order over a C-contiguous array. Fortran-order data is a view with
 // Fortran strides; its transpose is C-contiguous.
 //
+// Under a run's memory limit an NDArray spills as its elements (Spillable
+// below) and comes back as a read-only view of the mapped scratch file.
+//
 // Copying an NDArray copies the view, not the elements. `nbytes()` is the
 // size of its elements, which a tessera::Value holding it reports to the
 // scheduler's memory accounting.
@@ -40,6 +43,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/dtype.hpp"
 #include "tessera/array/core/scalar.hpp"
+#include "tessera/graph/spill.hpp"
 
 namespace tessera::array {
 
@@ -229,3 +233,15 @@ NDArray NDArray::from_vector(const std::vector<T>& values, Shape shape) {
 }
 
 }  // namespace tessera::array
+
+namespace tessera {
+
+//! NDArray results spill as a small header and their elements in C order, and
+//! come back as a read-only view of the mapped scratch file: no copy.
+template <>
+struct Spillable<array::NDArray> {
+  static void serialize(const array::NDArray& a, SpillWriter& w);
+  static array::NDArray deserialize(SpillReader& r);
+};
+
+}  // namespace tessera

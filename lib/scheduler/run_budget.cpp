@@ -1,0 +1,610 @@
+// A run with a memory limit (GetOptions::memory_limit).
+//
+// Until the bytes held first pass the target fraction, the worker loop is the
+// plain one with three stores more per task (the result's size, the task's
+// state, the worker's current task), so a limit that is never approached costs
+// next to nothing. On the first crossing the run switches to its budget, once:
+//
+// - Ready tasks sit in three LIFO stacks by their effect on memory: `releasing`
+//   (some input has this task as its last reader, so finishing it frees that
+//   input), `neutral` (reads results but frees none yet), `adding` (reads no
+//   result: roots, loaders). Every push takes a sequence number; below the target
+//   the top with the highest number is popped, which is exactly the one LIFO stack
+//   ordered by `order`. Above it the releasing stack is popped first, then neutral,
+//   then adding. Above the pause fraction a task that does not release starts only
+//   when no other task runs. A task whose input loses its last other reader moves
+//   to the releasing stack (pushed again; its old entry is skipped when it reaches
+//   the top). Each task is pushed at most twice and popped once: O(1) amortized,
+//   plus a pass over the readers of an input that lost one.
+// - A task's inputs are pinned while it runs; held results that are not pinned
+//   are spill candidates in a max-heap keyed by the `order` priority of their next
+//   reader (readers sorted by priority once, a cursor skips those that started),
+//   so the result needed latest leaves first. A key that went stale (its reader
+//   started) is refreshed when it reaches the top. O(log n) per push and pop.
+// - When held bytes pass the limit (after a task finished, or before one whose
+//   inputs must come back), victims are chosen under the lock and written by that
+//   worker outside it; a task's spilled inputs are reloaded by the worker that will
+//   run it, just before it runs. A result that comes back keeps its file, so
+//   spilling it again frees its memory without writing.
+// - When the budget cannot be met — a task's inputs and result together exceed it,
+//   or a task must start and nothing held can spill while nothing else runs — the
+//   run stops with MemoryLimitError.
+#include <algorithm>
+#include <thread>
+
+#include <absl/strings/str_cat.h>
+
+#include "run.hpp"
+#include "tessera/graph/error.hpp"
+
+namespace tessera::detail {
+namespace {
+
+constexpr int64_t kNoFile = -1;
+constexpr int64_t kCannotSpill = -2;  // no Spillable form, or no room on disk
+
+int64_t since_ns(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void Run::prepare_budget() {
+  const uint32_t nt = plan_.num_tasks();
+  memory_limit_ = limit_;
+  target_bytes_ = static_cast<size_t>(static_cast<double>(limit_) * options_.memory_target);
+  pause_bytes_ = static_cast<size_t>(static_cast<double>(limit_) * options_.memory_pause);
+  bytes_ = std::make_unique<size_t[]>(nt);
+  task_state_ = std::make_unique<std::atomic<uint8_t>[]>(nt);
+  for (uint32_t t = 0; t < nt; ++t) task_state_[t].store(kWaiting, std::memory_order_relaxed);
+  current_.assign(static_cast<size_t>(num_workers()), -1);
+  store_ = std::make_unique<SpillStore>(options_.scratch_dir, options_.disk_limit);
+}
+
+void Run::work_limited(Worker& w) noexcept {
+  Io io;
+  uint32_t task = 0;
+  Pop p;
+  {
+    Lock lk(lock_);
+    p = pop_limited(lk, w, task, io);
+  }
+  for (;;) {
+    if (p == Pop::over) {
+      abandon_io(io);
+      return;
+    }
+    if (!do_io(w, io, p == Pop::task)) return;
+    if (p == Pop::io) {
+      Lock lk(lock_);
+      --io_busy_;
+      p = pop_limited(lk, w, task, io);
+      continue;
+    }
+    if (task_hooks_ && !call_pretask(task, w.id)) return;
+    Value result;
+    if (!run_task(task, result)) return;
+    p = complete_limited(w, task, std::move(result), task, io);
+  }
+}
+
+Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t& next, Io& io) {
+  const size_t bytes = result.nbytes();
+  values_[task] = std::move(result);
+  bytes_[task] = bytes;
+  size_t released = 0, released_bytes = 0;
+  release_inputs(w, task, released, released_bytes);
+  task_state_[task].store(kFinished, std::memory_order_release);
+  if (task_hooks_) {
+    {
+      std::lock_guard lk(lock_);
+      settle_locked(w, task, bytes, released, released_bytes, io);
+    }
+    if (!call_posttask(task, w.id)) return Pop::over;
+    collect_ready(w, task);
+    Lock lk(lock_);
+    return step_locked(lk, w, next, io);
+  }
+  collect_ready(w, task);
+  Lock lk(lock_);
+  settle_locked(w, task, bytes, released, released_bytes, io);
+  return step_locked(lk, w, next, io);
+}
+
+// With lock_ held: the finished task's accounting; its inputs unpinned, its
+// released inputs' files dropped, its result a spill candidate.
+void Run::settle_locked(Worker& w, uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io) {
+  const uint32_t nt = plan_.num_tasks();
+  const auto deps = plan_.dependencies(task);
+  const bool budget = budget_.load(std::memory_order_relaxed);
+  size_t inputs = 0;  // an input read twice counts twice here
+  for (uint32_t d : deps) {
+    if (d >= nt) continue;
+    inputs += bytes_[d];
+    if (budget && --pins_[d] == 0) offer_locked(d);
+  }
+  if (inputs + bytes > limit_) {
+    // Rare: count each input once before calling it an error.
+    std::vector<uint32_t> distinct(deps.begin(), deps.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    inputs = 0;
+    for (uint32_t d : distinct) inputs += d < nt ? bytes_[d] : 0;
+    if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
+  }
+  if (budget) {
+    for (uint32_t d : w.released) {
+      node_state_[d] = kReleased;
+      if (file_[d] >= 0) io.drop_files.push_back(file_[d]);
+      file_[d] = kNoFile;
+    }
+    node_state_[task] = kResident;
+    offer_locked(task);
+    for (uint32_t d : w.promoted) promote_locked(d);
+  }
+  account(bytes, released, released_bytes);
+  current_[static_cast<size_t>(w.id)] = -1;
+  w.released.clear();
+  w.promoted.clear();
+  if (!budget && held_bytes_.load(std::memory_order_relaxed) > target_bytes_) switch_to_budget();
+}
+
+// With lock_ held, after settle: push what the task made ready, make room when
+// over the limit, and pop the next task.
+Run::Pop Run::step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io) {
+  --running_;
+  if (!stopping_.load(std::memory_order_relaxed)) {
+    if (budget_.load(std::memory_order_relaxed)) {
+      for (uint32_t s : w.ready) push_ready_locked(s);
+      if (held_bytes_.load(std::memory_order_relaxed) + arriving_ > limit_ + leaving_) make_room_locked(0, io);
+      wake_locked(true);  // memory and pins changed: a paused worker may go on
+    } else {
+      stack_.insert(stack_.end(), w.ready.begin(), w.ready.end());
+      if (w.ready.size() > 1) wake_locked(false);
+    }
+  }
+  w.ready.clear();
+  return pop_limited(lk, w, next, io);
+}
+
+// With lock_ held: the next task (its inputs pinned, those on disk to reload in
+// `io`), or io to do first (victims chosen, no task fits yet), or the end.
+Run::Pop Run::pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io) {
+  for (;;) {
+    if (stopping_.load(std::memory_order_relaxed) || done_) return Pop::over;
+    if (options_.cancel.cancelled()) {
+      stop_locked({Failure::Kind::cancelled, 0, nullptr});
+      return Pop::over;
+    }
+    bool have = false;
+    if (budget_.load(std::memory_order_relaxed)) {
+      const int k = choose_tier();
+      if (k >= 0) {
+        const uint32_t t = tiers_[k].back().task;
+        const bool paused = k != kReleasing && running_ > 0 &&
+                            held_bytes_.load(std::memory_order_relaxed) >= pause_bytes_;
+        if (!paused && admit_locked(t, k, io)) {
+          tiers_[k].pop_back();
+          next = t;
+          have = true;
+        } else if (stopping_.load(std::memory_order_relaxed)) {
+          return Pop::over;
+        } else if (!io.empty()) {
+          ++io_busy_;
+          return Pop::io;
+        }
+      }
+    } else if (!stack_.empty()) {
+      next = stack_.back();
+      stack_.pop_back();
+      have = true;
+    }
+    if (have) {
+      task_state_[next].store(kRunning, std::memory_order_relaxed);
+      current_[static_cast<size_t>(w.id)] = next;
+      ++running_;
+      return Pop::task;
+    }
+    if (!idle_locked(lk)) return Pop::over;
+  }
+}
+
+// With lock_ held, once: from the plain loop to the budget. Running tasks' inputs
+// are pinned; finished results still needed become spill candidates; the ready
+// stack is dealt into the three tiers in its order.
+void Run::switch_to_budget() {
+  const uint32_t nt = plan_.num_tasks();
+  budget_.store(true, std::memory_order_relaxed);
+  node_state_.assign(nt, kNone);
+  tier_.assign(nt, kAdding);
+  pins_.assign(nt, 0);
+  leaving_flag_.assign(nt, 0);
+  file_.assign(nt, kNoFile);
+  reload_.assign(nt, nullptr);
+  reader_offsets_.assign(nt + 1, 0);
+  for (uint32_t u = 0; u < nt; ++u) {
+    reader_offsets_[u + 1] = reader_offsets_[u] + static_cast<uint32_t>(plan_.dependents(u).size());
+  }
+  readers_.resize(reader_offsets_[nt]);
+  next_reader_.assign(reader_offsets_.begin(), reader_offsets_.end() - 1);
+  for (uint32_t u = 0; u < nt; ++u) {
+    const auto r = plan_.dependents(u);
+    auto* out = readers_.data() + reader_offsets_[u];
+    std::copy(r.begin(), r.end(), out);
+    std::sort(out, out + r.size(), [this](uint32_t a, uint32_t b) { return plan_.priority(a) < plan_.priority(b); });
+  }
+  std::vector<uint8_t> current(nt, 0);
+  for (int64_t c : current_) {
+    if (c < 0) continue;
+    current[static_cast<size_t>(c)] = 1;
+    for (uint32_t d : plan_.dependencies(static_cast<uint32_t>(c))) {
+      if (d < nt) ++pins_[d];
+    }
+  }
+  for (uint32_t u = 0; u < nt; ++u) {
+    // A finished task that is someone's current one is not settled yet: it
+    // becomes resident when it is.
+    if (task_state_[u].load(std::memory_order_acquire) == kFinished && !current[u] &&
+        uses_[u].load(std::memory_order_relaxed) > 0) {
+      node_state_[u] = kResident;
+      offer_locked(u);
+    }
+  }
+  for (uint32_t t : stack_) push_ready_locked(t);
+  stack_.clear();
+}
+
+Run::Tier Run::classify(uint32_t task) const {
+  bool reads = false;
+  for (uint32_t d : plan_.dependencies(task)) {
+    if (d >= plan_.num_tasks()) continue;
+    if (uses_[d].load(std::memory_order_relaxed) == 1) return kReleasing;
+    reads = true;
+  }
+  return reads ? kNeutral : kAdding;
+}
+
+void Run::push_ready_locked(uint32_t task) {
+  const Tier k = classify(task);
+  tier_[task] = k;
+  task_state_[task].store(kReady, std::memory_order_relaxed);
+  tiers_[k].push_back({seq_++, task});
+}
+
+// `node` has one reader left: if that reader is ready, finishing it now releases
+// `node`, so it moves to the releasing stack.
+void Run::promote_locked(uint32_t node) {
+  for (uint32_t i = next_reader_[node]; i < reader_offsets_[node + 1]; ++i) {
+    const uint32_t r = readers_[i];
+    if (task_state_[r].load(std::memory_order_relaxed) == kReady && tier_[r] == kNeutral) {
+      tier_[r] = kReleasing;
+      tiers_[kReleasing].push_back({seq_++, r});
+      return;
+    }
+  }
+}
+
+// Drops stale tops; returns the stack to pop from, or -1 when none is ready.
+int Run::choose_tier() {
+  for (int k = 0; k < 3; ++k) {
+    auto& s = tiers_[k];
+    while (!s.empty() && (task_state_[s.back().task].load(std::memory_order_relaxed) != kReady ||
+                          tier_[s.back().task] != k)) {
+      s.pop_back();
+    }
+  }
+  if (held_bytes_.load(std::memory_order_relaxed) < target_bytes_) {
+    int best = -1;
+    for (int k = 0; k < 3; ++k) {
+      if (!tiers_[k].empty() && (best < 0 || tiers_[k].back().seq > tiers_[best].back().seq)) best = k;
+    }
+    return best;
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (!tiers_[k].empty()) return k;
+  }
+  return -1;
+}
+
+// With lock_ held: whether `task` may start now. Makes room for its inputs that
+// are on disk (victims go to `io`), pins its inputs and marks those to reload.
+// False when it must wait for memory to come free; then, when nothing else runs
+// that could free it, the run stops with MemoryLimitError.
+bool Run::admit_locked(uint32_t task, int tier, Io& io) {
+  const uint32_t nt = plan_.num_tasks();
+  const auto deps = plan_.dependencies(task);
+  size_t need = 0;
+  for (uint32_t d : deps) {
+    if (d >= nt) continue;
+    ++pins_[d];  // first, so that making room never picks this task's own inputs
+    if (node_state_[d] == kSpilled) need += bytes_[d];
+    if (node_state_[d] == kSpilling) {
+      // Being written out, but it stays now that a reader needs it: it no
+      // longer counts as leaving; chosen by this worker a moment ago, it is not
+      // written at all.
+      set_leaving_locked(d, false);
+      auto it = std::find_if(io.spill.begin(), io.spill.end(), [d](const auto& e) { return e.first == d; });
+      if (it != io.spill.end()) {
+        io.spill.erase(it);
+        node_state_[d] = kResident;
+      }
+    }
+  }
+  const bool fits = make_room_locked(need, io) || (need == 0 && tier == kReleasing);
+  if (!fits) {
+    for (uint32_t d : deps) {
+      if (d < nt && --pins_[d] == 0) offer_locked(d);
+    }
+    if (running_ == 0 && io_busy_ == 0 && io.empty()) {
+      size_t inputs = 0;
+      for (uint32_t d : deps) inputs += d < nt ? bytes_[d] : 0;
+      memory_error_locked(task, inputs, need > 0 ? "to bring its inputs back, and nothing held can spill"
+                                                 : "to start, and nothing held can spill");
+    }
+    return false;
+  }
+  arriving_ += need;
+  for (uint32_t d : deps) {
+    if (d >= nt) continue;
+    if (node_state_[d] == kSpilled) {
+      node_state_[d] = kReloading;
+      io.reload.push_back(d);
+    } else if (node_state_[d] == kReloading) {
+      io.await.push_back(d);  // by another worker, or by this one (then it is back before the wait)
+    }
+  }
+  return true;
+}
+
+// With lock_ held: chooses victims, needed latest first, until `need` more bytes
+// fit under the limit; false when the candidates ran out first.
+bool Run::make_room_locked(size_t need, Io& io) {
+  auto later = [](const std::pair<uint32_t, uint32_t>& a, const std::pair<uint32_t, uint32_t>& b) {
+    return a.first < b.first;
+  };
+  for (;;) {
+    const size_t held = held_bytes_.load(std::memory_order_relaxed) - leaving_ + arriving_;
+    if (held + need <= limit_) return true;
+    if (victims_.empty()) return false;
+    std::pop_heap(victims_.begin(), victims_.end(), later);
+    const auto [key, d] = victims_.back();
+    victims_.pop_back();
+    if (node_state_[d] != kResident || pins_[d] > 0 || file_[d] == kCannotSpill ||
+        uses_[d].load(std::memory_order_relaxed) == 0) {
+      continue;
+    }
+    const uint32_t now = next_reader(d);
+    if (now != key) {
+      victims_.emplace_back(now, d);
+      std::push_heap(victims_.begin(), victims_.end(), later);
+      continue;
+    }
+    if (file_[d] >= 0) {  // came back earlier and still has its file
+      io.discard.push_back(std::move(values_[d]));
+      values_[d] = Value();
+      node_state_[d] = kSpilled;
+      held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes_[d], std::memory_order_relaxed);
+      spill_count_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    reload_[d] = values_[d].reloader();
+    if (reload_[d] == nullptr) {
+      file_[d] = kCannotSpill;
+      continue;
+    }
+    node_state_[d] = kSpilling;
+    set_leaving_locked(d, true);
+    io.spill.emplace_back(d, values_[d]);
+  }
+}
+
+// The priority of the first reader of `node` that has not started (readers are
+// sorted by priority; the cursor only moves forward); none: after every task.
+uint32_t Run::next_reader(uint32_t node) {
+  uint32_t& i = next_reader_[node];
+  const uint32_t end = reader_offsets_[node + 1];
+  while (i < end && task_state_[readers_[i]].load(std::memory_order_relaxed) >= kRunning) ++i;
+  return i < end ? plan_.priority(readers_[i]) : UINT32_MAX;
+}
+
+void Run::offer_locked(uint32_t node) {
+  if (node_state_[node] != kResident || pins_[node] > 0 || file_[node] == kCannotSpill ||
+      uses_[node].load(std::memory_order_relaxed) == 0) {
+    return;
+  }
+  victims_.emplace_back(next_reader(node), node);
+  std::push_heap(victims_.begin(), victims_.end(),
+                 [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+// Outside the lock: drop files, write victims, bring inputs back, wait for
+// inputs another worker brings back. False when the run stopped meanwhile.
+bool Run::do_io(Worker& w, Io& io, bool counted) {
+  for (int64_t f : io.drop_files) store_->drop(f);
+  io.drop_files.clear();
+  io.discard.clear();
+  try {
+    for (auto& [d, v] : io.spill) {
+      const auto t0 = std::chrono::steady_clock::now();
+      uint64_t written = 0;
+      const int64_t file = store_->put(v, written);
+      finish_spill(w, d, std::move(v), file, written, t0);
+    }
+    io.spill.clear();
+    for (uint32_t d : io.reload) reload(w, d, true);
+    io.reload.clear();
+  } catch (...) {
+    abandon_io(io);
+    fail_io(counted, std::current_exception());
+    return false;
+  }
+  for (uint32_t d : io.await) {
+    for (;;) {
+      {
+        std::lock_guard lk(lock_);
+        if (node_state_[d] == kResident) break;
+        if (stopping_.load(std::memory_order_relaxed)) {
+          if (counted) --running_;
+          io.await.clear();
+          return false;
+        }
+      }
+      std::this_thread::yield();
+    }
+  }
+  io.await.clear();
+  return true;
+}
+
+void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_t written,
+                       std::chrono::steady_clock::time_point t0) {
+  Value dropped;
+  bool released = false;
+  {
+    std::lock_guard lk(lock_);
+    set_leaving_locked(d, false);
+    if (file < 0) {
+      file_[d] = kCannotSpill;  // the disk budget has no room for it
+      if (node_state_[d] == kSpilling) node_state_[d] = kResident;
+    } else if (node_state_[d] == kReleased) {
+      released = true;  // its last reader ran meanwhile
+    } else {
+      file_[d] = file;
+      spilled_bytes_.fetch_add(written, std::memory_order_relaxed);
+      spill_count_.fetch_add(1, std::memory_order_relaxed);
+      if (pins_[d] > 0) {
+        node_state_[d] = kResident;  // a reader started meanwhile; the file stays for later
+      } else {
+        dropped = std::move(values_[d]);
+        values_[d] = Value();
+        node_state_[d] = kSpilled;
+        held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes_[d], std::memory_order_relaxed);
+      }
+    }
+    wake_locked(true);
+  }
+  if (released) store_->drop(file);
+  value = Value();
+  dropped = Value();
+  spill_ns_.fetch_add(since_ns(t0), std::memory_order_relaxed);
+  if (file >= 0 && !released) spill_event(SpillEvent::Kind::spill, d, w.id, t0);
+}
+
+// `counted`: the result comes back into the run's memory (not handed to the caller).
+void Run::reload(Worker& w, uint32_t d, bool counted) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Value v = store_->get(file_[d], reload_[d]);
+  {
+    std::lock_guard lk(lock_);
+    values_[d] = std::move(v);
+    node_state_[d] = kResident;
+    if (counted) {
+      arriving_ -= bytes_[d];
+      add_held_locked(bytes_[d]);
+    }
+    reload_count_.fetch_add(1, std::memory_order_relaxed);
+  }
+  reload_ns_.fetch_add(since_ns(t0), std::memory_order_relaxed);
+  spill_event(SpillEvent::Kind::reload, d, w.id, t0);
+}
+
+// Puts back what a worker chose but will not do: victims stay, reloads stay on disk.
+void Run::abandon_io(Io& io) {
+  if (io.spill.empty() && io.reload.empty()) {
+    io.discard.clear();
+    return;
+  }
+  {
+    std::lock_guard lk(lock_);
+    for (auto& [d, v] : io.spill) {
+      set_leaving_locked(d, false);
+      if (node_state_[d] == kSpilling) node_state_[d] = kResident;
+    }
+    for (uint32_t d : io.reload) {
+      if (node_state_[d] != kReloading) continue;
+      node_state_[d] = kSpilled;
+      arriving_ -= bytes_[d];
+    }
+  }
+  io.spill.clear();
+  io.reload.clear();
+  io.discard.clear();
+}
+
+void Run::fail_io(bool counted, std::exception_ptr error) {
+  std::lock_guard lk(lock_);
+  if (counted) {
+    --running_;
+  } else {
+    --io_busy_;
+  }
+  stop_locked({Failure::Kind::error, 0, std::move(error)});
+}
+
+// With lock_ held: whether `node`'s bytes count as on their way to disk.
+void Run::set_leaving_locked(uint32_t node, bool leaving) {
+  if (leaving_flag_[node] == leaving) return;
+  leaving_flag_[node] = leaving;
+  if (leaving) {
+    leaving_ += bytes_[node];
+  } else {
+    leaving_ -= bytes_[node];
+  }
+}
+
+void Run::add_held_locked(size_t bytes) {
+  const size_t total = held_bytes_.load(std::memory_order_relaxed) + bytes;
+  held_bytes_.store(total, std::memory_order_relaxed);
+  if (total > peak_bytes_.load(std::memory_order_relaxed)) peak_bytes_.store(total, std::memory_order_relaxed);
+}
+
+// With lock_ held: stops the run with MemoryLimitError, naming the largest results held.
+void Run::memory_error_locked(uint32_t task, size_t needed, const std::string& why) {
+  std::vector<MemoryLimitError::Held> largest;
+  const bool budget = budget_.load(std::memory_order_relaxed);
+  for (uint32_t u = 0; u < plan_.num_tasks(); ++u) {
+    const bool held = budget ? node_state_[u] == kResident || node_state_[u] == kSpilling
+                             : task_state_[u].load(std::memory_order_relaxed) == kFinished &&
+                                   uses_[u].load(std::memory_order_relaxed) > 0;
+    if (!held) continue;
+    largest.push_back({plan_.key(u), bytes_[u]});
+    std::sort(largest.begin(), largest.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    if (largest.size() > 3) largest.pop_back();
+  }
+  stop_locked({Failure::Kind::error, task,
+               std::make_exception_ptr(MemoryLimitError(plan_.key(task), needed, limit_,
+                                                        held_bytes_.load(std::memory_order_relaxed),
+                                                        std::move(largest), why))});
+}
+
+// On the caller's thread at the end: requested results on disk come back (as
+// mappings where their type maps, so they need not fit in memory together);
+// they are the caller's now, not bytes the run holds.
+void Run::reload_requested() {
+  if (!budget_.load(std::memory_order_relaxed)) return;
+  Worker w{0, {}, {}, {}};
+  for (uint32_t r : plan_.requested()) {
+    if (r < plan_.num_tasks() && node_state_[r] == kSpilled) {
+      node_state_[r] = kReloading;
+      reload(w, r, false);
+    }
+  }
+}
+
+void Run::spill_event(SpillEvent::Kind kind, uint32_t node, int worker, std::chrono::steady_clock::time_point t0) {
+  if (!spill_hooks_) return;
+  const SpillEvent e{kind, node, bytes_[node], worker, t0, std::chrono::steady_clock::now()};
+  std::lock_guard lk(hooks_);
+  for (const Callbacks& cb : options_.callbacks) {
+    if (!cb.spill) continue;
+    try {
+      cb.spill(*this, e);
+    } catch (...) {
+      // A spill hook that throws stops the run like any callback.
+      std::lock_guard l(lock_);
+      stop_locked({Failure::Kind::callback, node, std::current_exception()});
+    }
+  }
+}
+
+}  // namespace tessera::detail

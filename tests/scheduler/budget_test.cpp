@@ -1,0 +1,279 @@
+// Runs under a memory limit (GetOptions::memory_limit): random DAGs of results of
+// random sizes give the unbounded run's results at every worker count while the
+// bytes held stay within the limit plus what the running tasks just made;
+// spilled results come back bit-identical; the scratch folder is gone after
+// every kind of ending; a budget that cannot be met is a MemoryLimitError with
+// its figures.
+#include <doctest/doctest.h>
+
+#include <oneapi/tbb/global_control.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessera/array/core/ndarray.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/scheduler/get.hpp"
+#include "testing.hpp"
+
+using namespace tessera;
+using tessera::testing::RandomDag;
+namespace fs = std::filesystem;
+
+namespace {
+
+Result run(const Plan& plan, int workers, GetOptions opts) {
+  opts.num_workers = workers;
+  return workers == 0 ? get_sync(plan, opts) : get(plan, opts);
+}
+
+// A fresh folder for one test's scratch; removed (with anything left in it) at the end.
+struct Scratch {
+  fs::path dir;
+  explicit Scratch(const std::string& name)
+      : dir(fs::temp_directory_path() / ("tessera-budget-test-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})); }
+};
+
+// Bytes a task needs at once: its distinct task inputs and its result.
+size_t most_needed(const Plan& plan, const std::vector<size_t>& bytes) {
+  size_t most = 0;
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    std::vector<uint32_t> deps(plan.dependencies(t).begin(), plan.dependencies(t).end());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    size_t need = bytes[t];
+    for (uint32_t d : deps) need += d < plan.num_tasks() ? bytes[d] : 0;
+    most = std::max(most, need);
+  }
+  return most;
+}
+
+size_t words_of(uint32_t seed, uint32_t i) { return 16 + testing::mix(seed, i) % 2048; }
+
+}  // namespace
+
+TEST_CASE("random DAGs under a memory limit: the same results at every worker count, held bytes within the limit") {
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 8);
+  Scratch scratch("random");
+  uint32_t seed = 7000;
+  for (uint32_t n : {40u, 300u, 2000u}) {
+    ++seed;
+    RandomDag d = testing::random_dag(seed, n, 0.0, [seed](uint32_t i) { return words_of(seed, i); });
+    Plan plan(d.graph, d.request);
+    std::vector<size_t> bytes(plan.num_tasks());
+    size_t largest = 0;
+    for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+      bytes[t] = 8 * words_of(seed, static_cast<uint32_t>(plan.key(t).index()[0]));
+      largest = std::max(largest, bytes[t]);
+    }
+    std::vector<uint64_t> expected;
+    for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
+    RunStats unbounded;
+    get_sync(plan, {.stats = &unbounded});
+    const size_t limit = std::max(most_needed(plan, bytes), unbounded.peak_held_bytes / 4);
+    for (int workers : {0, 1, 2, 4}) {
+      CAPTURE(n);
+      CAPTURE(workers);
+      // Each worker may just have made a result (or brought one back) before the
+      // run spills down again.
+      const size_t bound = limit + static_cast<size_t>(std::max(workers, 1)) * largest;
+      std::atomic<size_t> worst{0};
+      Callbacks watch;
+      watch.posttask = [&worst](const RunState& s, uint32_t, const Value&, int) {
+        worst = std::max(worst.load(), s.held_bytes());
+      };
+      RunStats stats;
+      GetOptions opts{.callbacks = {watch}, .stats = &stats, .memory_limit = limit,
+                      .scratch_dir = scratch.dir.string()};
+      std::vector<uint64_t> got;
+      testing::flatten_values(run(plan, workers, opts), got);
+      CHECK(got == expected);
+      CHECK(stats.peak_held_bytes <= bound);
+      CHECK(worst.load() <= bound);
+      if (unbounded.peak_held_bytes > 2 * limit) CHECK(stats.spill_count > 0);
+      CHECK(stats.reload_count <= stats.spill_count + plan.requested().size());
+      CHECK(scratch.entries() == 0);
+    }
+  }
+}
+
+TEST_CASE("under a memory limit a task starts only once its inputs are back, and reads them unchanged") {
+  // Sized results check their pattern when read: a result that came back damaged
+  // (or not at all) would throw inside the task.
+  Scratch scratch("reload");
+  RandomDag d = testing::random_dag(77, 500, 0.0, [](uint32_t i) { return words_of(77, i); });
+  Plan plan(d.graph, d.request);
+  RunStats stats;
+  std::vector<uint64_t> got;
+  testing::flatten_values(
+      get_sync(plan, {.stats = &stats, .memory_limit = 200000, .scratch_dir = scratch.dir.string()}), got);
+  std::vector<uint64_t> expected;
+  for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
+  CHECK(got == expected);
+  CHECK(stats.reload_count > 0);
+  CHECK(stats.spilled_bytes > 0);
+}
+
+TEST_CASE("NDArray results spill into the scratch file and come back bit-identical as mapped views") {
+  namespace ta = tessera::array;
+  Scratch scratch("ndarray");
+  constexpr int kBlocks = 12;
+  constexpr int64_t kSide = 128;  // 128 KiB of uint64 per block
+  std::vector<ta::NDArray> made(kBlocks);
+  Graph g;
+  std::vector<Key> keys;
+  for (int i = 0; i < kBlocks; ++i) {
+    std::mt19937_64 rng(static_cast<uint64_t>(i));
+    std::vector<uint64_t> bits(kSide * kSide);
+    for (auto& b : bits) b = rng();  // every bit pattern, NaN payloads included
+    made[static_cast<size_t>(i)] = ta::NDArray::from_vector(bits, {kSide, kSide});
+    const ta::NDArray block = made[static_cast<size_t>(i)];
+    g.task(Key("block", {i}), fn("make", [block] { return block.copy(); }));
+    // A transposed view spills in C order like any other array.
+    g.task(Key("t", {i}), fn("transpose", [](const ta::NDArray& a) { return a.transpose(); }), ref(Key("block", {i})));
+    keys.emplace_back("t", std::vector<int64_t>{i});
+  }
+  RunStats stats;
+  Result r = get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 4 * kSide * kSide * 8,
+                                      .scratch_dir = scratch.dir.string()});
+  CHECK(stats.spill_count > 0);
+  int mapped = 0;
+  for (int i = 0; i < kBlocks; ++i) {
+    const ta::NDArray& got = r[static_cast<size_t>(i)].as<ta::NDArray>();
+    const ta::NDArray want = made[static_cast<size_t>(i)].transpose().copy();
+    REQUIRE(got.shape() == want.shape());
+    const ta::NDArray c = got.copy();
+    CHECK(std::memcmp(c.data(), want.data(), want.nbytes()) == 0);
+    mapped += got.writable() ? 0 : 1;
+  }
+  CHECK(mapped > 0);  // requested results left on disk come back as read-only mappings
+  CHECK(scratch.entries() == 0);
+}
+
+TEST_CASE("the scratch folder is removed after a failure and after a cancellation") {
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+  Scratch scratch("endings");
+  RandomDag d = testing::random_dag(31, 2000, 0.0, [](uint32_t i) { return words_of(31, i); });
+  Plan plan(d.graph, d.request);
+  for (int workers : {0, 2, 4}) {
+    CAPTURE(workers);
+    {
+      // Fails once results have been spilled.
+      Callbacks fail_late;
+      fail_late.posttask = [](const RunState& s, uint32_t, const Value&, int) {
+        if (s.spill_count() > 3) throw std::runtime_error("stop here");
+      };
+      RunStats stats;
+      REQUIRE_THROWS_WITH_AS(run(plan, workers, {.callbacks = {fail_late}, .stats = &stats, .memory_limit = 200000,
+                                                 .scratch_dir = scratch.dir.string()}),
+                             "stop here", std::runtime_error);
+      CHECK(stats.spill_count > 3);
+      CHECK(scratch.entries() == 0);
+    }
+    {
+      CancellationToken token;
+      Callbacks cancel_late;
+      cancel_late.posttask = [token](const RunState& s, uint32_t, const Value&, int) {
+        if (s.spill_count() > 3) token.cancel();
+      };
+      RunStats stats;
+      REQUIRE_THROWS_AS(run(plan, workers, {.callbacks = {cancel_late}, .cancel = token, .stats = &stats,
+                                            .memory_limit = 200000, .scratch_dir = scratch.dir.string()}),
+                        Cancelled);
+      CHECK(stats.spill_count > 3);
+      CHECK(scratch.entries() == 0);
+    }
+  }
+}
+
+TEST_CASE("MemoryLimitError when one task's inputs and result exceed the limit") {
+  //   a (3000 B) ── b (3000 B)        limit 5000: b needs 6000 at once
+  Graph g;
+  g.task("a", fn("make_a", [] { return std::vector<uint8_t>(3000); }));
+  g.task("b", fn("grow", [](const std::vector<uint8_t>& a) { return std::vector<uint8_t>(a.size()); }), ref("a"));
+  const GetOptions opts{.memory_limit = 5000};
+  REQUIRE_THROWS_WITH_AS(get_sync(g, "b", opts),
+                         "memory limit of 4.9 KiB (5000) cannot be met: task b needs 5.9 KiB (6048) for its inputs "
+                         "and its result together; 3.0 KiB held, the largest: a 3.0 KiB",
+                         MemoryLimitError);
+  try {
+    get(g, "b", opts);
+    FAIL("expected MemoryLimitError");
+  } catch (const MemoryLimitError& e) {
+    CHECK(e.task() == Key("b"));
+    CHECK(e.needed() == 6048);  // two vectors of 3000 bytes and their 24-byte headers
+    CHECK(e.limit() == 5000);
+    REQUIRE(!e.largest().empty());
+    CHECK(e.largest()[0].bytes == 3024);
+  }
+}
+
+TEST_CASE("MemoryLimitError when a task must start and nothing held can spill") {
+  // Ten 1000-byte leaves of a type without a Spillable form feed one sum; with
+  // a limit of 4000 a leaf may start while at most 4000 bytes are held, so the
+  // sixth cannot.
+  struct Opaque {
+    std::vector<int> xs;
+    size_t nbytes() const { return xs.size() * sizeof(int); }
+  };
+  static_assert(!spillable<Opaque>);
+  Graph g;
+  std::vector<Arg> parts;
+  for (int i = 0; i < 10; ++i) {
+    g.task(Key("leaf", {i}), fn("leaf", [](int k) { return Opaque{std::vector<int>(250, k)}; }), i);
+    parts.emplace_back(ref(Key("leaf", {i})));
+  }
+  auto sum = [](absl::Span<const Value> in) -> Value {
+    long s = 0;
+    for (const Value& v : in) s += v.as<Opaque>().xs[0];
+    return s;
+  };
+  g.put("sum", Task::from_args(fn("sum", sum), std::move(parts)));
+  try {
+    get_sync(g, "sum", {.memory_limit = 4000});
+    FAIL("expected MemoryLimitError");
+  } catch (const MemoryLimitError& e) {
+    CHECK(e.held() == 5000);
+    CHECK(e.task().name() == "leaf");
+    CHECK(e.largest().size() == 3);
+    CHECK(e.largest()[0].bytes == 1000);
+    CHECK(std::string(e.what()).find("to start, and nothing held can spill; 4.9 KiB held, the largest: ('leaf', ") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("a limit that is never reached changes nothing, and spill events reach the spill hook") {
+  RandomDag d = testing::random_dag(5, 300, 0.0, [](uint32_t i) { return words_of(5, i); });
+  Plan plan(d.graph, d.request);
+  RunStats free_stats, stats;
+  std::vector<uint64_t> a, b;
+  testing::flatten_values(get(plan, {.num_workers = 2, .stats = &free_stats}), a);
+  testing::flatten_values(get(plan, {.num_workers = 2, .stats = &stats, .memory_limit = size_t{1} << 40}), b);
+  CHECK(a == b);
+  CHECK(stats.spill_count == 0);
+  CHECK(stats.reload_count == 0);
+
+  Scratch scratch("events");
+  size_t spills = 0, reloads = 0;
+  Callbacks events;
+  events.spill = [&](const RunState&, const SpillEvent& e) {
+    (e.kind == SpillEvent::Kind::spill ? spills : reloads) += 1;
+    CHECK(e.end >= e.start);
+  };
+  RunStats tight;
+  get(plan, {.num_workers = 2, .callbacks = {events}, .stats = &tight, .memory_limit = free_stats.peak_held_bytes / 3,
+             .scratch_dir = scratch.dir.string()});
+  CHECK(spills > 0);
+  CHECK(spills <= tight.spill_count);  // a result that kept its file spills again without writing
+  CHECK(reloads == tight.reload_count);
+}
