@@ -26,7 +26,16 @@ std::string type_string(DType d) {
 
 }  // namespace
 
-DType DType::parse(std::string_view text) {
+DType DType::parse(std::string_view text) { return parse(text, nullptr); }
+
+std::string DType::big_endian_str() const {
+  std::string s = type_string(*this);
+  if (itemsize() > 1) s[0] = '>';
+  return s;
+}
+
+DType DType::parse(std::string_view text, bool* big_endian) {
+  if (big_endian != nullptr) *big_endian = false;
   for (int i = 0; i < count; ++i) {
     if (kNames[i] == text) return static_cast<Id>(i);
   }
@@ -42,7 +51,9 @@ DType DType::parse(std::string_view text) {
     DType d = static_cast<Id>(i);
     std::string s = type_string(d).substr(1);
     if (s != body) continue;
-    if (order == '>' && d.itemsize() > 1) {
+    if (order == '>' && d.itemsize() > 1 && big_endian != nullptr) {
+      *big_endian = true;
+    } else if (order == '>' && d.itemsize() > 1) {
       throw TypeError(absl::StrCat("dtype '", std::string(text),
                                    "' is big-endian; tessera reads little-endian data only (expected '<",
                                    std::string(body), "')"));

@@ -149,7 +149,10 @@ void create_chunk_files(const ChunkWriter& w) {
 RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
                                  const RechunkStoreOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.rechunk.block_size_limit);
-  if (options.rechunk.method == RechunkMethod::automatic && x.size() > 0 && x.ndim() > 0) {
+  // Direct writes land raw bytes in chunk files: an encoded or sharded target is stored block by block.
+  const bool raw = options.store.zarr.codec == "none" && options.store.zarr.zarr_format == 2 &&
+                   options.store.zarr.inner_chunks.empty();
+  if (options.rechunk.method == RechunkMethod::automatic && raw && x.size() > 0 && x.ndim() > 0) {
     auto w = std::make_shared<ChunkWriter>();
     w->maps = old_to_new(x.chunks().sizes(), target.sizes());
     w->feeds = detail::feeds_of(w->maps, x.chunks());
@@ -159,7 +162,7 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
     w->numblocks = target.numblocks();
     if (direct_writes_pay(*w, x.chunks(), options.direct_min_run)) {
       write_target(path, options.store.overwrite, [&](const std::string& tmp) {
-        w->store = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), w->chunk_shape));
+        w->store = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), w->chunk_shape, Scalar(0), options.store.zarr));
         create_chunk_files(*w);
         const std::shared_ptr<const ChunkWriter> writer = w;
         write_blocks(
