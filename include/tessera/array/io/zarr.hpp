@@ -84,7 +84,7 @@ struct Format {
   //! (v3 takes none, blosc, zstd and gzip).
   std::string codec = "none";
   //! v3 only: shard the chunks into inner chunks of this shape (each must divide the chunk).
-  Shape inner_chunks;
+  Shape inner_chunks = {};
 };
 
 class Store {
