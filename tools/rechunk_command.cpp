@@ -38,14 +38,20 @@ namespace fs = std::filesystem;
 constexpr std::string_view kUsage =
     "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
     "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
+    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...]\n"
     "\n"
-    "Rechunks the .npy file or zarr store SRC into the zarr store DST.\n"
+    "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST.\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
     "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
     "  --scratch    directory of the shuffle's scratch file (default: DST's directory)\n"
-    "  --overwrite  replace an existing DST (otherwise refused)\n";
+    "  --overwrite  replace an existing DST (otherwise refused)\n"
+    "  --codec      DST's compressor: none (default), blosc[:CNAME[:LEVEL[:SHUFFLE]]] (e.g. blosc:zstd:5:bitshuffle),\n"
+    "               zstd[:LEVEL], gzip[:LEVEL], and for zarr v2 zlib[:LEVEL], lz4, bz2[:LEVEL], lzma[:PRESET]\n"
+    "  --zarr-format  2 (default) or 3\n"
+    "  --shard      zarr v3: shards of this shape, each cut into inner chunks of --chunks (whole numbers that\n"
+    "               divide the shard)\n";
 
 ta::RechunkSpec parse_chunks(const std::string& text) {
   std::vector<ta::RechunkAxis> axes;
@@ -80,6 +86,26 @@ ta::RechunkMethod parse_method(const std::string& text) {
   throw UsageError("--method: expected auto, tasks or shuffle, found '" + text + "'");
 }
 
+// --shard's inner chunks: --chunks given as positive integers.
+ta::Shape inner_chunks(const std::string& text) {
+  ta::Shape out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || n <= 0) {
+      throw UsageError("--chunks: with --shard, expected positive inner chunk sizes, found '" + item + "'");
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
 ta::Array open_source(const std::string& src, int64_t block_limit) {
   try {
     if (src.size() > 4 && src.substr(src.size() - 4) == ".npy") {
@@ -111,11 +137,17 @@ int run(std::vector<std::string> argv) {
   const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
   const long workers = args.int_option("--workers", hardware, 1, 4096);
   const std::optional<std::string> scratch = args.option("--scratch");
+  const std::string codec = args.option("--codec").value_or("none");
+  const int zarr_format = static_cast<int>(args.int_option("--zarr-format", 2, 2, 3));
+  const std::optional<std::string> shard = args.option("--shard");
   const std::string src = args.positional("SRC");
   const std::string dst = args.positional("DST");
   args.done();
   if (!chunks) throw UsageError("--chunks is required");
-  const ta::RechunkSpec spec = parse_chunks(*chunks);
+  if (shard && zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
+  const ta::RechunkSpec spec = parse_chunks(shard ? *shard : *chunks);
+  ta::zarr::Format format{.zarr_format = zarr_format, .codec = codec, .inner_chunks = {}};
+  if (shard) format.inner_chunks = inner_chunks(*chunks);
   const ta::RechunkMethod method = parse_method(method_text);
   int64_t max_mem = 0;
   try {
@@ -136,9 +168,15 @@ int run(std::vector<std::string> argv) {
                                    .scratch_dir = scratch.value_or(dst_dir.string())};
   diagnostics::ProgressBar bar;
   ta::RechunkStoreOptions store_options{
-      .rechunk = options, .store = {.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}}};
+      .rechunk = options,
+      .store = {.overwrite = overwrite, .compute = {.num_workers = static_cast<int>(workers)}, .zarr = format}};
   if (progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
-  const ta::RechunkStoreResult done = ta::rechunk_store(x, spec, dst, store_options);
+  ta::RechunkStoreResult done;
+  try {
+    done = ta::rechunk_store(x, spec, dst, store_options);
+  } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, found before writing
+    throw UsageError(std::string("--codec: ") + e.what());
+  }
   std::fprintf(stderr, "tessera rechunk: %s (blocks %s) -> %s (blocks %s, %s)\n", src.c_str(),
                ta::shape_str(x.chunks().max_block_shape()).c_str(), dst.c_str(),
                ta::shape_str(done.chunks.max_block_shape()).c_str(),
