@@ -1,5 +1,6 @@
 #include "tessera/array/core/dtype.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <absl/strings/str_cat.h>
@@ -61,6 +62,13 @@ DType DType::parse(std::string_view text, bool* big_endian) {
     return d;
   }
   throw_unknown(text);
+}
+
+void byteswap(std::byte* data, size_t count, DType dtype) {
+  const size_t unit = dtype.is_complex() ? dtype.itemsize() / 2 : dtype.itemsize();
+  if (unit == 1) return;
+  const size_t n = count * dtype.itemsize() / unit;
+  for (size_t i = 0; i < n; ++i) std::reverse(data + i * unit, data + (i + 1) * unit);
 }
 
 std::string DType::str() const { return type_string(*this); }

@@ -120,11 +120,4 @@ void ChunkCodec::decode_from(const ChunkSource& source, const NDArray& out) cons
 
 ChunkCodecPtr make_pipeline(PipelineSpec spec) { return std::make_shared<Pipeline>(std::move(spec)); }
 
-void byteswap(std::byte* data, size_t count, DType dtype) {
-  const size_t unit = dtype.is_complex() ? dtype.itemsize() / 2 : dtype.itemsize();
-  const size_t n = count * dtype.itemsize() / unit;
-  if (unit == 1) return;
-  for (size_t i = 0; i < n; ++i) std::reverse(data + i * unit, data + (i + 1) * unit);
-}
-
 }  // namespace tessera::array::zarr::detail

@@ -84,7 +84,4 @@ struct ShardingSpec {
 };
 ChunkCodecPtr make_sharding(ShardingSpec spec);
 
-//! Swaps the bytes of `count` elements of `dtype` in place (complex: each half).
-void byteswap(std::byte* data, size_t count, DType dtype);
-
 }  // namespace tessera::array::zarr::detail

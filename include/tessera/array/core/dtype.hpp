@@ -90,6 +90,10 @@ class DType {
   Id id_ = Id::Float64;
 };
 
+//! Reverses the bytes of each of `count` elements of `dtype` at `data`, in place
+//! (each half of a complex number on its own): big-endian to native and back.
+void byteswap(std::byte* data, size_t count, DType dtype);
+
 namespace detail {
 
 // No `value` member: the type has no DType (see the Element concept).
