@@ -24,20 +24,6 @@ uint32_t RunState::priority(uint32_t task) const { return plan_->priority(task);
 
 namespace detail {
 
-void SpinLock::lock() noexcept {
-  for (int spins = 0;;) {
-    if (!locked_.exchange(true, std::memory_order_acquire)) return;
-    while (locked_.load(std::memory_order_relaxed)) {
-      // Yield when the holder was preempted (more threads than cores).
-      if (++spins < 128) {
-        TESSERA_CPU_RELAX();
-      } else {
-        std::this_thread::yield();
-      }
-    }
-  }
-}
-
 Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
     : RunState(plan, num_workers), plan_(plan), options_(options) {
   for (const Callbacks& cb : options.callbacks) task_hooks_ |= cb.pretask || cb.posttask;

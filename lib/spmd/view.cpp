@@ -5,34 +5,30 @@
 #include <absl/strings/str_cat.h>
 
 #include "engine.hpp"
-#include "tessera/graph/task.hpp"
 
 namespace tessera::spmd {
-
-std::string detail::FunctionName::str() const { return *tessera::detail::callable_name(address, *type); }
 
 BroadcastView::BroadcastView(std::shared_ptr<detail::ClusterState> cluster, std::vector<int> targets)
     : cluster_(std::move(cluster)), targets_(std::move(targets)) {}
 
-void BroadcastView::throw_arity(const detail::FunctionName& name, const TypeError& e) {
-  throw TypeError(absl::StrCat(name.str(), ": ", e.what()));
+void BroadcastView::throw_arity(const std::string& name, const TypeError& e) {
+  throw TypeError(absl::StrCat(name, ": ", e.what()));
 }
 
-std::shared_ptr<const detail::Job> BroadcastView::submit_raw(const char* method, tessera::detail::RawFn fn,
-                                                             detail::FunctionName name,
+std::shared_ptr<const detail::Job> BroadcastView::submit_raw(const char* method, Callable callable,
                                                              std::vector<detail::ApplyArg> args) const {
   auto comm = std::make_shared<detail::Communicator>(targets_);
-  auto work = [fn = std::move(fn), name, args = std::move(args), comm](detail::Engine& engine,
-                                                                       size_t slot) -> Value {
+  auto work = [fn = std::move(callable.fn), name = callable.name, args = std::move(args), comm](
+                  detail::Engine& engine, size_t slot) -> Value {
     detail::ContextScope scope(engine, *comm, static_cast<int>(slot));
     absl::InlinedVector<Value, 4> values;
     values.reserve(args.size());
     for (const detail::ApplyArg& a : args) values.push_back(a.is_reference ? engine.lookup(a.reference) : a.literal);
     try {
       return fn(absl::MakeConstSpan(values.data(), values.size()));
-    } catch (const tessera::detail::ArgumentTypeError& e) {
+    } catch (const ArgumentTypeError& e) {
       // As the schedulers do: a TypeError that names the function.
-      throw TypeError(absl::StrCat(name.str(), ": ", e.what()));
+      throw TypeError(absl::StrCat(*name, ": ", e.what()));
     }
   };
   auto job = std::make_shared<detail::Job>(method, targets_, std::move(work));

@@ -109,6 +109,18 @@ TEST_CASE("a task's exception becomes a TaskError with key, function, message an
   }
 }
 
+TEST_CASE("a TaskError names a function given by TESSERA_FN, however the program was linked") {
+  // A lambda has no symbol to look up: only the name given with it reaches the message.
+  auto checked_add = [](int a, int b) {
+    if (b < 0) throw std::invalid_argument("b is negative");
+    return a + b;
+  };
+  Graph g;
+  g.put("x", 1);
+  g.task("w", fn("add", checked_add), ref("x"), -1);
+  REQUIRE_THROWS_WITH_AS(get_sync(g, "w"), "task w (add) failed: b is negative", TaskError);
+}
+
 TEST_CASE("an argument of the wrong type is a TypeError naming the key") {
   Graph g;
   g.put("s", std::string("text"));

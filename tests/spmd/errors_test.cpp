@@ -111,6 +111,14 @@ TEST_CASE("the wrong number of arguments is a TypeError at once") {
                          TypeError);
 }
 
+TEST_CASE("a function given with fn goes by that name") {
+  Cluster cluster(2);
+  auto view = cluster.broadcast_view();
+  auto sq = tessera::fn("sq", [](int x) { return x * x; });
+  REQUIRE_THROWS_WITH_AS(view.apply(sq, 1, 2), "sq: task function takes 1 argument(s), but 2 were given", TypeError);
+  CHECK(view.apply(sq, 3).get() == std::vector<int>{9, 9});
+}
+
 TEST_CASE("a result of another type than asked for is a TypeError naming the engine") {
   Cluster cluster(2);
   auto view = cluster.broadcast_view();

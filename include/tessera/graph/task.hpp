@@ -9,12 +9,18 @@
 // Typed tasks deduce the parameter types of a function or lambda and convert each
 // evaluated argument with `Value::as<T>()`; a parameter of type `Value` or
 // `const ValueList&` takes the value as it is. A callable taking
-// `absl::Span<const Value>` receives the evaluated arguments untyped.
+// `absl::Span<const Value>` receives the evaluated arguments untyped
+// (tessera/graph/callable.hpp does the calling).
+//
+// Messages name the task's function. `fn("add", add)` or `TESSERA_FN(add)` gives
+// the name; without it a plain function is looked up in the dynamic symbol table,
+// which knows it only in shared libraries and in programs linked with -rdynamic.
 //
 // @code
 //   int add(int a, int b) { return a + b; }
-//   tessera::Task t(tessera::fn("add", add), tessera::ref("x"), 10);
+//   tessera::Task t(TESSERA_FN(add), tessera::ref("x"), 10);
 //   t.dependencies();            // {x}
+//   t.function_name();           // "add", with or without -rdynamic
 // @endcode
 //
 // Thread-safe: a Task is immutable once built; `run` may be called concurrently.
@@ -33,6 +39,7 @@
 #include <absl/functional/function_ref.h>
 #include <absl/types/span.h>
 
+#include "tessera/graph/callable.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/value.hpp"
@@ -48,17 +55,6 @@ inline Ref ref(Key key) { return Ref{std::move(key)}; }
 //! `ref("x", {0, 1})`: the value of key ('x', 0, 1).
 inline Ref ref(std::string_view name, std::initializer_list<int64_t> index) {
   return Ref{Key(name, index)};
-}
-
-//! A callable with a name, for messages and profiles: `fn("inc", inc)`.
-template <class F>
-struct NamedFn {
-  std::string name;
-  F f;
-};
-template <class F>
-NamedFn<std::decay_t<F>> fn(std::string name, F&& f) {
-  return {std::move(name), std::forward<F>(f)};
 }
 
 class Task;
@@ -112,120 +108,6 @@ ArgList list(A&&... a) {
   return l;
 }
 
-namespace detail {
-
-//! A type-erased function of evaluated arguments.
-using RawFn = std::function<Value(absl::Span<const Value>)>;
-
-//! Raised when an evaluated argument has the wrong type for the function's
-//! parameter; the scheduler turns it into a TypeError naming the task's key.
-class ArgumentTypeError : public TypeError {
- public:
-  using TypeError::TypeError;
-};
-
-//! The name of a callable (a function's symbol, or a short form of its type),
-//! worked out once per function address or type and interned.
-const std::string* callable_name(const void* function_address, const std::type_info& type);
-[[noreturn]] void throw_argument_type(size_t position, const TypeError& e);
-
-template <class T>
-struct is_std_vector : std::false_type {};
-template <class T, class A>
-struct is_std_vector<std::vector<T, A>> : std::true_type {};
-
-// Converts one evaluated argument to parameter type P (decayed).
-template <class P>
-decltype(auto) convert_arg(const Value& v) {
-  if constexpr (std::is_same_v<P, Value>) {
-    return (v);
-  } else if constexpr (is_std_vector<P>::value && !std::is_same_v<P, ValueList>) {
-    if (v.is<ValueList>()) {
-      P out;
-      const auto& items = v.as<ValueList>();
-      out.reserve(items.size());
-      for (const Value& x : items) out.push_back(convert_arg<typename P::value_type>(x));
-      return out;
-    }
-    return P(v.as<P>());
-  } else {
-    return v.as<P>();
-  }
-}
-
-template <class F>
-struct signature : signature<decltype(&F::operator())> {};
-template <class R, class... P>
-struct signature<R (*)(P...)> {
-  using result = R;
-  using params = std::tuple<std::decay_t<P>...>;
-};
-template <class R, class... P>
-struct signature<R(P...)> : signature<R (*)(P...)> {};
-template <class C, class R, class... P>
-struct signature<R (C::*)(P...) const> : signature<R (*)(P...)> {};
-template <class C, class R, class... P>
-struct signature<R (C::*)(P...)> : signature<R (*)(P...)> {};
-template <class C, class R, class... P>
-struct signature<R (C::*)(P...) const noexcept> : signature<R (*)(P...)> {};
-template <class R, class... P>
-struct signature<R (*)(P...) noexcept> : signature<R (*)(P...)> {};
-
-template <class R, class F, class... A>
-Value call_and_wrap(F& f, A&&... a) {
-  if constexpr (std::is_void_v<R>) {
-    std::invoke(f, std::forward<A>(a)...);
-    return Value();
-  } else {
-    return Value(std::invoke(f, std::forward<A>(a)...));
-  }
-}
-
-template <class F, class Params, size_t... I>
-Value invoke_typed(F& f, [[maybe_unused]] absl::Span<const Value> args, std::index_sequence<I...>) {
-  using R = typename signature<F>::result;
-  [[maybe_unused]] auto convert = [&]<size_t J>(std::integral_constant<size_t, J>) -> decltype(auto) {
-    try {
-      return convert_arg<std::tuple_element_t<J, Params>>(args[J]);
-    } catch (const TypeError& e) {
-      throw_argument_type(J, e);
-    }
-  };
-  return call_and_wrap<R>(f, convert(std::integral_constant<size_t, I>{})...);
-}
-
-// Wraps any supported callable as a RawFn taking `arity` arguments.
-template <class F>
-RawFn make_raw(F f, size_t arity) {
-  if constexpr (std::is_invocable_v<F&, absl::Span<const Value>>) {
-    using R = std::invoke_result_t<F&, absl::Span<const Value>>;
-    return [f = std::move(f)](absl::Span<const Value> args) mutable -> Value {
-      return call_and_wrap<R>(f, args);
-    };
-  } else {
-    using Params = typename signature<F>::params;
-    constexpr size_t n = std::tuple_size_v<Params>;
-    if (arity != n) {
-      throw TypeError("task function takes " + std::to_string(n) + " argument(s), but " +
-                      std::to_string(arity) + " were given");
-    }
-    return [f = std::move(f)](absl::Span<const Value> args) mutable -> Value {
-      return invoke_typed<F, Params>(f, args, std::make_index_sequence<n>{});
-    };
-  }
-}
-
-template <class F>
-const std::string* name_of(const F& f) {
-  if constexpr (std::is_pointer_v<F>) {
-    return callable_name(reinterpret_cast<const void*>(f), typeid(F));
-  } else {
-    return callable_name(nullptr, typeid(F));
-  }
-}
-
-}  // namespace detail
-
 class Task {
  public:
   //! A task calling `f` (a function, lambda, or `fn(name, f)`) with `args`.
@@ -253,21 +135,16 @@ class Task {
   const std::vector<Arg>& args() const { return args_; }
 
   //! Evaluates the arguments and calls the function. `dep(i)` gives the value of
-  //! `dependencies()[i]`. Argument type mismatches raise detail::ArgumentTypeError.
+  //! `dependencies()[i]`. Argument type mismatches raise ArgumentTypeError.
   Value run(absl::FunctionRef<const Value&(size_t)> dep) const;
 
  private:
   Task() = default;
   template <class F>
   void init(F&& f, std::vector<Arg> args) {
-    using D = std::decay_t<F>;
-    if constexpr (requires { f.name; f.f; }) {
-      name_ = detail::intern(f.name);
-      fn_ = std::make_shared<const detail::RawFn>(detail::make_raw(f.f, args.size()));
-    } else {
-      name_ = detail::name_of<D>(f);
-      fn_ = std::make_shared<const detail::RawFn>(detail::make_raw(D(std::forward<F>(f)), args.size()));
-    }
+    Callable c = make_callable(std::forward<F>(f), args.size());
+    name_ = c.name;
+    fn_ = std::make_shared<const RawFn>(std::move(c.fn));
     args_ = std::move(args);
     assign_slots();
   }
@@ -277,7 +154,7 @@ class Task {
   Value evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const;
 
   const std::string* name_ = nullptr;  // interned: tasks of one function share it
-  std::shared_ptr<const detail::RawFn> fn_;
+  std::shared_ptr<const RawFn> fn_;
   std::vector<Arg> args_;
   std::vector<Key> deps_;
 };

@@ -5,7 +5,7 @@
 // `apply(fn, args...)` calls fn once per engine (single program, multiple data):
 // an argument `Reference("name")` becomes that engine's value of `name`, any other
 // argument is passed as it is to every engine. fn's parameters are typed as for a
-// tessera::Task (see tessera/graph/task.hpp): each value is converted with
+// tessera::Task (see tessera/graph/callable.hpp): each value is converted with
 // `Value::as<P>()`, a `Value` parameter takes it untyped, a callable of
 // `absl::Span<const Value>` gets all of them. Inside fn, `spmd::context()` gives
 // the rank, the size and collectives (tessera/spmd/context.hpp).
@@ -36,13 +36,12 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include <absl/types/span.h>
 
-#include "tessera/graph/task.hpp"
+#include "tessera/graph/callable.hpp"
 #include "tessera/graph/value.hpp"
 #include "tessera/spmd/async_result.hpp"
 #include "tessera/spmd/detail/job.hpp"
@@ -81,32 +80,9 @@ ApplyArg make_apply_arg(A&& a) {
   }
 }
 
-template <class F>
-auto apply_result_of() {
-  if constexpr (std::is_invocable_v<F&, absl::Span<const Value>>) {
-    return std::type_identity<std::decay_t<std::invoke_result_t<F&, absl::Span<const Value>>>>{};
-  } else {
-    return std::type_identity<std::decay_t<typename tessera::detail::signature<F>::result>>{};
-  }
-}
 //! What fn returns on one engine (void stays void).
 template <class F>
-using apply_result_t = typename decltype(apply_result_of<F>())::type;
-
-//! Names fn for messages, lazily (naming a plain function looks up symbols).
-struct FunctionName {
-  const void* address = nullptr;
-  const std::type_info* type = nullptr;
-  std::string str() const;
-};
-template <class F>
-FunctionName function_name_of(const F& f) {
-  if constexpr (std::is_pointer_v<F>) {
-    return {reinterpret_cast<const void*>(f), &typeid(F)};
-  } else {
-    return {nullptr, &typeid(F)};
-  }
-}
+using apply_result_t = std::decay_t<call_result_t<F>>;
 
 }  // namespace detail
 
@@ -197,22 +173,20 @@ class BroadcastView {
   template <class F>
   std::shared_ptr<const detail::Job> submit_apply(const char* method, F&& fn,
                                                   std::vector<detail::ApplyArg> args) const {
-    using D = std::decay_t<F>;
-    detail::FunctionName name = detail::function_name_of<D>(fn);
-    tessera::detail::RawFn raw = make_raw_fn(D(std::forward<F>(fn)), args.size(), name);
-    return submit_raw(method, std::move(raw), name, std::move(args));
+    Callable callable = callable_of(std::forward<F>(fn), args.size());
+    return submit_raw(method, std::move(callable), std::move(args));
   }
-  template <class D>
-  static tessera::detail::RawFn make_raw_fn(D fn, size_t arity, const detail::FunctionName& name) {
+  // The arity error names the function, as an engine-side argument error does.
+  template <class F>
+  static Callable callable_of(F&& fn, size_t arity) {
     try {
-      return tessera::detail::make_raw(std::move(fn), arity);
+      return make_callable(std::forward<F>(fn), arity);
     } catch (const TypeError& e) {
-      throw_arity(name, e);
+      throw_arity(*callable_name<std::decay_t<F>>(fn), e);
     }
   }
-  [[noreturn]] static void throw_arity(const detail::FunctionName& name, const TypeError& e);
-  std::shared_ptr<const detail::Job> submit_raw(const char* method, tessera::detail::RawFn fn,
-                                                detail::FunctionName name,
+  [[noreturn]] static void throw_arity(const std::string& name, const TypeError& e);
+  std::shared_ptr<const detail::Job> submit_raw(const char* method, Callable callable,
                                                 std::vector<detail::ApplyArg> args) const;
   std::shared_ptr<const detail::Job> submit_parts(const char* method, const std::string& name,
                                                   std::vector<Value> parts) const;

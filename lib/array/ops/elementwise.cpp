@@ -6,6 +6,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/array_blocks.hpp"
+#include "tessera/array/ops/broadcast.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
 
@@ -88,6 +89,7 @@ NDArray as_contiguous(const NDArray& x, DType dtype) {
   return x.is_c_contiguous() ? x : x.copy();
 }
 
+// `a op b` of two blocks of one shape (broadcast views are made contiguous first).
 NDArray apply_blocks(BinaryOp op, DType dtype, const NDArray& a, const NDArray& b) {
   const NDArray ca = as_contiguous(a, dtype), cb = as_contiguous(b, dtype);
   NDArray out = NDArray::empty(dtype, a.shape());
@@ -167,23 +169,10 @@ DType result_type(BinaryOp op, DType a, DType b) {
 }
 
 Array elementwise(BinaryOp op, const Array& a, const Array& b) {
-  const std::string name(op_name(op));
-  if (a.shape() != b.shape()) {
-    throw ChunkError(absl::StrCat(name, ": operands have different shapes ", shape_str(a.shape()), " and ",
-                                  shape_str(b.shape()), " (broadcasting is not supported)"));
-  }
-  if (!(a.chunks() == b.chunks())) {
-    throw ChunkError(absl::StrCat(name, ": operands have different chunks ", a.chunks().str(), " and ",
-                                  b.chunks().str(), "; rechunk one of them to the other's chunks"));
-  }
   const DType dtype = result_type(op, a.dtype(), b.dtype());
-  const std::string out = absl::StrCat(name, "-", token({name, a.name(), b.name()}));
-  Graph layer;
-  auto f = [op, dtype](const NDArray& x, const NDArray& y) { return apply_blocks(op, dtype, x, y); };
-  for_each_block(a.chunks(), [&](absl::Span<const int64_t> idx) {
-    layer.put(Key(out, idx), Task(fn(name, f), ref(a.block_key(idx)), ref(b.block_key(idx))));
+  return blockwise_broadcast(std::string(op_name(op)), "", {a, b}, dtype, [op, dtype](absl::Span<const NDArray> x) {
+    return apply_blocks(op, dtype, x[0], x[1]);
   });
-  return Array(out, a.chunks(), dtype, std::move(layer), {a, b});
 }
 
 Array elementwise(BinaryOp op, const Array& a, const Scalar& s, bool scalar_first) {

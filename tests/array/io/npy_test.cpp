@@ -10,6 +10,7 @@
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/graph/error.hpp"
+#include "python_peer.hpp"
 
 using namespace tessera;
 using namespace tessera::array;
@@ -32,7 +33,8 @@ std::string npy_v1(const std::string& dict, const std::string& data = "") {
 
 }  // namespace
 
-TEST_CASE("npy: files numpy writes open as mapped views, in every dtype, order and format version") {
+TEST_CASE("npy: files numpy writes open as mapped views, in every dtype, order and format version" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + R"(
 import sys
@@ -74,7 +76,8 @@ np.save(f'{d}/empty.npy', np.zeros((0, 3), dtype='<f4'))
   CHECK(npy::open(dir / "empty.npy").shape() == Shape{0, 3});
 }
 
-TEST_CASE("npy: files tessera creates load in numpy, C and Fortran order") {
+TEST_CASE("npy: files tessera creates load in numpy, C and Fortran order" *
+          python_peer::needed()) {
   TempDir dir;
   for (int i = 0; i < DType::count; ++i) {
     const DType dtype = all_dtypes(i);
@@ -160,7 +163,8 @@ TEST_CASE("npy: truncated and garbage files give StorageError naming the path") 
   CHECK(npy::open(dir / "ok.npy").at<double>({1}) == 0.0);
 }
 
-TEST_CASE("slicing with steps matches numpy on random shapes and slices") {
+TEST_CASE("slicing with steps matches numpy on random shapes and slices" *
+          python_peer::needed()) {
   TempDir dir;
   std::mt19937 rng(20261130);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -204,7 +208,8 @@ print('ok')
   CHECK(out == "ok\n");
 }
 
-TEST_CASE("npy: big-endian files read into native order (in from_npy's blocks too) and are written when asked") {
+TEST_CASE("npy: big-endian files read into native order (in from_npy's blocks too) and are written when asked" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + R"(
 import sys

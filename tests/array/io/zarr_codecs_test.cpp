@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "array/support.hpp"
+#include "python_peer.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
@@ -40,7 +41,8 @@ NDArray compute_all(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("zarr v2: every compressor zarr-python writes reads back, in the graph, on two workers") {
+TEST_CASE("zarr v2: every compressor zarr-python writes reads back, in the graph, on two workers" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
 for name, c in COMPRESSORS.items():
@@ -59,7 +61,8 @@ for name, c in COMPRESSORS.items():
   }
 }
 
-TEST_CASE("zarr v2: order F, '/' separators, missing chunks and NaN fill with a compressor") {
+TEST_CASE("zarr v2: order F, '/' separators, missing chunks and NaN fill with a compressor" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
 z = zarr.open(f'{d}/f', mode='w', shape=(5, 6), chunks=(2, 4), dtype='<i4', compressor=Zstd(1), order='F')
@@ -78,7 +81,8 @@ z = zarr.open(f'{d}/inf', mode='w', shape=(3,), chunks=(2,), dtype='<f8', compre
   CHECK(std::isinf(compute_all(dir / "inf").at<double>({2})));
 }
 
-TEST_CASE("zarr v2: delta and fixedscaleoffset filters zarr-python writes decode") {
+TEST_CASE("zarr v2: delta and fixedscaleoffset filters zarr-python writes decode" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
 z = zarr.open(f'{d}/delta', mode='w', shape=(50,), chunks=(16,), dtype='<i4', compressor=Zlib(1),
@@ -101,7 +105,8 @@ z[...] = 10 + np.arange(30) / 100.0
         "fixedscaleoffset(offset=10, scale=100, dtype=<f8, astype=<u2)");
 }
 
-TEST_CASE("zarr v2: big-endian arrays read into native order and write back big-endian") {
+TEST_CASE("zarr v2: big-endian arrays read into native order and write back big-endian" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
 for dtype in ['>f8', '>i4', '>u2', '>c16']:
@@ -130,7 +135,8 @@ print('ok')
 )") == "ok\n");
 }
 
-TEST_CASE("zarr v2: every codec tessera writes reads back in zarr-python") {
+TEST_CASE("zarr v2: every codec tessera writes reads back in zarr-python" *
+          python_peer::needed()) {
   TempDir dir;
   const char* const specs[][2] = {
       {"blosc:lz4:5:shuffle", "Blosc(cname='lz4', clevel=5, shuffle=SHUFFLE, blocksize=0)"},
@@ -156,7 +162,8 @@ TEST_CASE("zarr v2: every codec tessera writes reads back in zarr-python") {
   CHECK(run_python(dir, check + "print('ok')\n") == "ok\n");
 }
 
-TEST_CASE("zarr v2: arrays inside groups open by path, also through consolidated metadata") {
+TEST_CASE("zarr v2: arrays inside groups open by path, also through consolidated metadata" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
 root = zarr.open_group(f'{d}/data.zarr', mode='w')
@@ -182,7 +189,8 @@ os.remove(f'{d}/consolidated.zarr/group/var/.zarray')
                          StorageError);
 }
 
-TEST_CASE("zarr v2: unknown codecs are refused at open naming the codec and the path") {
+TEST_CASE("zarr v2: unknown codecs are refused at open naming the codec and the path" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kSetup) + R"(
 from numcodecs import Quantize, PackBits

@@ -5,6 +5,7 @@
 #include "array/support.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
+#include "python_peer.hpp"
 
 using namespace tessera;
 using namespace tessera::array;
@@ -39,7 +40,8 @@ d = sys.argv[0].rsplit('/', 1)[0]
 
 }  // namespace
 
-TEST_CASE("zarr: arrays python3-zarr writes read chunk by chunk, edge chunks trimmed, missing ones filled") {
+TEST_CASE("zarr: arrays python3-zarr writes read chunk by chunk, edge chunks trimmed, missing ones filled" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kNames + R"(
 for name in NAMES:
@@ -88,7 +90,7 @@ z[...] = 3 - 4j
   CHECK(scalar.read_chunk({}).at<std::complex<double>>({}) == std::complex<double>(3, -4));
 }
 
-TEST_CASE("zarr: arrays tessera creates read in python3-zarr") {
+TEST_CASE("zarr: arrays tessera creates read in python3-zarr" * python_peer::needed()) {
   TempDir dir;
   for (int i = 0; i < DType::count; ++i) {
     const DType dtype = static_cast<DType::Id>(i);

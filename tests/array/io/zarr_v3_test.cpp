@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "array/support.hpp"
+#include "python_peer.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
@@ -158,7 +159,8 @@ TEST_CASE("zarr v3: tessera writes plain and sharded stores in every v3 codec an
   }
 }
 
-TEST_CASE("zarr v3: sharded stores written by an independent encoder: index at either end, missing inner chunks, big-endian, crc32c") {
+TEST_CASE("zarr v3: sharded stores written by an independent encoder: index at either end, missing inner chunks, big-endian, crc32c" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kShardWriter + R"(
 a = pattern('<i4', (7, 8))
@@ -178,7 +180,8 @@ write_sharded(f'{d}/big', pattern('<f8', (7, 8)), (4, 8), (2, 4), endian='big', 
   CHECK(zarr::open(dir / "end").metadata().dimension_names == std::vector<std::string>{"y", ""});
 }
 
-TEST_CASE("zarr v3: bad stores name the chunk and the path: truncated shard index, crc32c mismatch, corrupt inner chunk, unknown codec") {
+TEST_CASE("zarr v3: bad stores name the chunk and the path: truncated shard index, crc32c mismatch, corrupt inner chunk, unknown codec" *
+          python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kShardWriter + R"(
 a = pattern('<i4', (4, 4))

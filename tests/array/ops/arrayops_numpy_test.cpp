@@ -12,91 +12,24 @@
 
 #include "array/ops/numpy_check.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/reductions.hpp"
+#include "tessera/array/ops/scan.hpp"
 #include "tessera/array/ops/slicing.hpp"
+#include "python_peer.hpp"
+#include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
-using tessera::array::testing::check_close;
+using tessera::array::testing::case_text;
+using tessera::array::testing::check_all;
+using tessera::array::testing::Expected;
+using tessera::array::testing::prepare;
 using tessera::array::testing::random_block;
-using tessera::array::testing::run_python_in;
 using tessera::array::testing::TempDir;
 
-namespace {
-
-const DType kDTypes[] = {DType::bool_(),   DType::int8(),    DType::int32(),     DType::int64(),
-                         DType::uint8(),   DType::uint16(),  DType::uint64(),    DType::float32(),
-                         DType::float64(), DType::complex64(), DType::complex128()};
-
-struct Case {
-  DType dtype;
-  Shape shape;
-  Chunks chunks;
-};
-
-// Random sizes that add up to `n` (the single size 0 for an empty axis).
-std::vector<int64_t> random_sizes(int64_t n, std::mt19937_64& rng) {
-  if (n == 0) return {0};
-  std::vector<int64_t> sizes;
-  while (n > 0) {
-    int64_t s = std::uniform_int_distribution<int64_t>(1, n)(rng);
-    sizes.push_back(s);
-    n -= s;
-  }
-  return sizes;
-}
-
-Case random_case(std::mt19937_64& rng, bool allow_empty) {
-  Case c;
-  c.dtype = kDTypes[rng() % std::size(kDTypes)];
-  const size_t ndim = 1 + rng() % 3;
-  std::vector<std::vector<int64_t>> sizes;
-  for (size_t k = 0; k < ndim; ++k) {
-    int64_t n = std::uniform_int_distribution<int64_t>(allow_empty ? 0 : 1, 11)(rng);
-    c.shape.push_back(n);
-    sizes.push_back(random_sizes(n, rng));
-  }
-  c.chunks = Chunks(sizes);
-  return c;
-}
-
-// Expressions to check in one Python run: `name` is saved by numpy from `python`.
-struct Expected {
-  std::string name;
-  std::string python;
-  Array array;
-};
-
-void check_all(const TempDir& dir, const std::vector<Expected>& items) {
-  std::string script = "a = np.load('a.npy')\nb = np.load('b.npy')\n";
-  for (const Expected& e : items) absl::StrAppend(&script, "np.save('", e.name, ".npy', np.asarray(", e.python, "))\n");
-  run_python_in(dir, script);
-  int i = 0;
-  for (const Expected& e : items) {
-    NDArray got = e.array.compute({.num_workers = 1 + (i++ % 2)});
-    check_close(got, npy::open(dir / (e.name + ".npy")), absl::StrCat(e.python, "  (tessera: ", e.array.name(), ")"));
-  }
-}
-
-std::string case_text(const Case& c) {
-  return absl::StrCat(std::string(c.dtype.name()), " ", shape_str(c.shape), " chunks ", c.chunks.str());
-}
-
-// A random case whose data numpy finds in a.npy and b.npy (b without zeros);
-// returns the case and `a` as tessera reads it from the file.
-std::pair<Case, Array> prepare(const TempDir& dir, std::mt19937_64& rng, bool allow_empty, NDArray* b_out = nullptr) {
-  Case c = random_case(rng, allow_empty);
-  NDArray a = random_block(c.dtype, c.shape, rng), b = random_block(c.dtype, c.shape, rng, /*nonzero=*/true);
-  npy::save(dir / "a.npy", a);
-  npy::save(dir / "b.npy", b);
-  if (b_out) *b_out = b;
-  return {c, from_npy(dir / "a.npy", c.chunks)};
-}
-
-}  // namespace
-
-TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") {
+TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(20261130);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -121,7 +54,8 @@ TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's") 
   }
 }
 
-TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
+TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
@@ -164,7 +98,8 @@ TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's") {
   }
 }
 
-TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
+TEST_CASE("slicing with steps, negative steps and indices equals numpy's" *
+          python_peer::needed()) {
   std::mt19937_64 rng(99);
   for (int round = 0; round < 6; ++round) {
     TempDir dir;
@@ -197,7 +132,7 @@ TEST_CASE("slicing with steps, negative steps and indices equals numpy's") {
   }
 }
 
-TEST_CASE("an expression over several layers equals numpy's") {
+TEST_CASE("an expression over several layers equals numpy's" * python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(5);
   NDArray a = random_block(DType::float64(), {37, 23}, rng), b = random_block(DType::float64(), {37, 23}, rng);
@@ -209,4 +144,77 @@ TEST_CASE("an expression over several layers equals numpy's") {
   check_all(dir, {{"z", "(a + b) / 2.0", z}, {"col", "((a + b) / 2.0)[1::2].sum(axis=0)", col}});
   // The same data cut differently sums alike.
   CHECK(sum(x).compute<double>() == doctest::Approx(sum(from_ndarray(a, 7)).compute<double>()));
+}
+
+TEST_CASE("element-wise ops between arrays of other chunks and broadcast shapes equal numpy's" * python_peer::needed()) {
+  std::mt19937_64 rng(41);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x] = prepare(dir, rng, round % 4 == 3);
+    INFO(case_text(c));
+    // b: a's shape with leading axes dropped and some axes set to 1, cut at random.
+    Shape bshape(c.shape.begin() + static_cast<long>(rng() % c.shape.size()), c.shape.end());
+    for (int64_t& e : bshape) {
+      if (rng() % 2) e = 1;
+    }
+    std::vector<std::vector<int64_t>> sizes;
+    for (int64_t n : bshape) sizes.push_back(testing::random_sizes(n, rng));
+    const NDArray b = random_block(c.dtype, bshape, rng, /*nonzero=*/true);
+    npy::save(dir / "b.npy", b);
+    const Array y = from_ndarray(b, Chunks(sizes));
+    std::vector<std::vector<int64_t>> other;
+    for (int64_t n : c.shape) other.push_back(testing::random_sizes(n, rng));
+    const Array x2 = from_ndarray(npy::open(dir / "a.npy"), Chunks(other));
+    std::vector<Expected> items = {
+        {"add", "a + b", x + y},
+        {"radd", "b + a", y + x},
+        {"mul", "a * b", x * y},
+        {"chunks", "a * a", x * x2},
+        {"bb", "b * b", y * y},
+    };
+    if (c.dtype != DType::bool_()) items.push_back({"sub", "a - b", x - y});
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("broadcast_to and unify_chunks" * python_peer::needed()) {
+  TempDir dir;
+  std::mt19937_64 rng(43);
+  const NDArray a = random_block(DType::int32(), {1, 5}, rng);
+  npy::save(dir / "a.npy", a);
+  npy::save(dir / "b.npy", a);
+  const Array x = from_ndarray(a, {1, 2});
+  check_all(dir, {{"bt", "np.broadcast_to(a, (3, 4, 5))", broadcast_to(x, {3, 4, 5})}});
+  const std::vector<Array> u = unify_chunks({zeros({4, 5}, {2, 3}), x, zeros({5}, {4})});
+  CHECK(u[0].chunks() == Chunks({{2, 2}, {2, 1, 1, 1}}));
+  CHECK(u[1].chunks() == Chunks({{1}, {2, 1, 1, 1}}));
+  CHECK(u[2].chunks() == Chunks({{1}, {2, 1, 1, 1}}));
+  REQUIRE_THROWS_WITH_AS(broadcast_to(x, {5}), "operands could not be broadcast together with shapes (1, 5) (5,)",
+                         tessera::ChunkError);
+  REQUIRE_THROWS_WITH_AS(broadcast_to(x, {2, 6}), "operands could not be broadcast together with shapes (1, 5) (2, 6)",
+                         tessera::ChunkError);
+}
+
+TEST_CASE("cumsum and cumprod along each axis equal numpy's" * python_peer::needed()) {
+  std::mt19937_64 rng(61);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x] = prepare(dir, rng, round % 4 == 3);
+    INFO(case_text(c));
+    std::vector<Expected> items;
+    const int nd = static_cast<int>(c.shape.size());
+    for (int axis = -nd; axis < nd; ++axis) {
+      items.push_back({absl::StrCat("s", axis + nd), absl::StrCat("np.cumsum(a, axis=", axis, ")"), cumsum(x, axis)});
+      items.push_back({absl::StrCat("p", axis + nd), absl::StrCat("np.cumprod(b, axis=", axis, ")"),
+                       cumprod(from_npy(dir / "b.npy", c.chunks), axis)});
+    }
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("cumsum errors name the axis") {
+  REQUIRE_THROWS_WITH_AS(cumsum(zeros({3, 4}, 2), 2), "cumsum: axis 2 is out of bounds for an array of 2 dimension(s)",
+                         tessera::Error);
+  REQUIRE_THROWS_WITH_AS(cumprod(zeros({}, 1), 0), "cumprod: needs an array of at least one dimension, found a 0-d array",
+                         tessera::Error);
 }

@@ -17,6 +17,7 @@
 #include "tessera/array/ops/store.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
+#include "python_peer.hpp"
 
 using namespace tessera::array;
 using tessera::array::testing::check_close;
@@ -131,7 +132,8 @@ TEST_CASE("from_npy is lazy: the data is read when the graph runs, not when it i
   REQUIRE_THROWS_AS(from_npy(dir / "missing.npy"), StorageError);
 }
 
-TEST_CASE("from_npy reads Fortran-ordered files, from_zarr zarr stores written by python3-zarr, compressed too") {
+TEST_CASE("from_npy reads Fortran-ordered files, from_zarr zarr stores written by python3-zarr, compressed too" *
+          python_peer::needed()) {
   TempDir dir;
   run_python_in(dir,
              "import zarr\n"
@@ -188,13 +190,10 @@ TEST_CASE("map_blocks errors name the input, the block and what was expected") {
 
 TEST_CASE("element-wise errors: shapes, chunks, bool subtract, scalars that do not fit") {
   Array x = ones({6}, 3), y = ones({6}, 2), z = ones({5}, 5);
-  REQUIRE_THROWS_WITH_AS(x + y,
-                         "add: operands have different chunks ((3, 3),) and ((2, 2, 2),); rechunk one of them to "
-                         "the other's chunks",
+  REQUIRE_THROWS_WITH_AS(x * z, "multiply: operands could not be broadcast together with shapes (6,) (5,)",
                          ChunkError);
-  REQUIRE_THROWS_WITH_AS(x * z,
-                         "multiply: operands have different shapes (6,) and (5,) (broadcasting is not supported)",
-                         ChunkError);
+  REQUIRE_THROWS_WITH_AS(ones({2, 3}, 1) - ones({3, 2}, 1),
+                         "subtract: operands could not be broadcast together with shapes (2, 3) (3, 2)", ChunkError);
   Array b = ones({4}, 2, DType::bool_());
   REQUIRE_THROWS_WITH_AS(b - b, doctest::Contains("boolean subtract"), TypeError);
   REQUIRE_THROWS_AS(ones({4}, 2, DType::int8()) + 1000, TypeError);
@@ -225,7 +224,8 @@ TEST_CASE("reduction and slicing errors say what was expected") {
                          TypeError);
 }
 
-TEST_CASE("store writes .npy and zarr targets that numpy and python3-zarr read back") {
+TEST_CASE("store writes .npy and zarr targets that numpy and python3-zarr read back" *
+          python_peer::needed()) {
   TempDir dir;
   std::mt19937_64 rng(11);
   NDArray a = random_block(DType::float32(), {9, 7}, rng);

@@ -6,6 +6,11 @@
 #include <complex>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <absl/strings/str_cat.h>
+#include <absl/types/span.h>
 
 #include <doctest/doctest.h>
 
@@ -13,6 +18,8 @@
 
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/io/npy.hpp"
+#include "tessera/array/array.hpp"
+#include "tessera/array/ops/creation.hpp"
 
 namespace tessera::array::testing {
 
@@ -75,6 +82,80 @@ inline void check_close(const NDArray& got, const NDArray& want, const std::stri
     }
   }
   CHECK(bad == 0);
+}
+
+//! The dtypes the numpy comparisons draw from.
+inline constexpr DType kDTypes[] = {DType::bool_(),   DType::int8(),    DType::int32(),     DType::int64(),
+                         DType::uint8(),   DType::uint16(),  DType::uint64(),    DType::float32(),
+                         DType::float64(), DType::complex64(), DType::complex128()};
+
+//! A random array to compare: dtype, shape and chunks.
+struct Case {
+  DType dtype;
+  Shape shape;
+  Chunks chunks;
+};
+
+// Random sizes that add up to `n` (the single size 0 for an empty axis).
+inline std::vector<int64_t> random_sizes(int64_t n, std::mt19937_64& rng) {
+  if (n == 0) return {0};
+  std::vector<int64_t> sizes;
+  while (n > 0) {
+    int64_t s = std::uniform_int_distribution<int64_t>(1, n)(rng);
+    sizes.push_back(s);
+    n -= s;
+  }
+  return sizes;
+}
+
+//! Up to 3 axes of 0 (when `allow_empty`) to 11 elements, cut at random, of a dtype from `dtypes`.
+inline Case random_case(std::mt19937_64& rng, bool allow_empty, absl::Span<const DType> dtypes = kDTypes) {
+  Case c;
+  c.dtype = dtypes[rng() % dtypes.size()];
+  const size_t ndim = 1 + rng() % 3;
+  std::vector<std::vector<int64_t>> sizes;
+  for (size_t k = 0; k < ndim; ++k) {
+    int64_t n = std::uniform_int_distribution<int64_t>(allow_empty ? 0 : 1, 11)(rng);
+    c.shape.push_back(n);
+    sizes.push_back(random_sizes(n, rng));
+  }
+  c.chunks = Chunks(sizes);
+  return c;
+}
+
+// Expressions to check in one Python run: `name` is saved by numpy from `python`.
+struct Expected {
+  std::string name;
+  std::string python;
+  Array array;
+};
+
+//! Runs numpy once for all `items` (a.npy and b.npy loaded as a and b) and compares each.
+inline void check_all(const TempDir& dir, const std::vector<Expected>& items) {
+  std::string script = "a = np.load('a.npy')\nb = np.load('b.npy')\n";
+  for (const Expected& e : items) absl::StrAppend(&script, "np.save('", e.name, ".npy', np.asarray(", e.python, "))\n");
+  run_python_in(dir, script);
+  int i = 0;
+  for (const Expected& e : items) {
+    NDArray got = e.array.compute({.num_workers = 1 + (i++ % 2)});
+    check_close(got, npy::open(dir / (e.name + ".npy")), absl::StrCat(e.python, "  (tessera: ", e.array.name(), ")"));
+  }
+}
+
+inline std::string case_text(const Case& c) {
+  return absl::StrCat(std::string(c.dtype.name()), " ", shape_str(c.shape), " chunks ", c.chunks.str());
+}
+
+// A random case whose data numpy finds in a.npy and b.npy (b without zeros);
+// returns the case and `a` as tessera reads it from the file.
+inline std::pair<Case, Array> prepare(const TempDir& dir, std::mt19937_64& rng, bool allow_empty, NDArray* b_out = nullptr,
+                                      absl::Span<const DType> dtypes = kDTypes) {
+  Case c = random_case(rng, allow_empty, dtypes);
+  NDArray a = random_block(c.dtype, c.shape, rng), b = random_block(c.dtype, c.shape, rng, /*nonzero=*/true);
+  npy::save(dir / "a.npy", a);
+  npy::save(dir / "b.npy", b);
+  if (b_out) *b_out = b;
+  return {c, from_npy(dir / "a.npy", c.chunks)};
 }
 
 }  // namespace tessera::array::testing

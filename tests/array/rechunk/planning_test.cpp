@@ -17,6 +17,7 @@
 #include "array/rechunk/test_util.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 #include "tessera/graph/error.hpp"
+#include "python_peer.hpp"
 
 using namespace tessera;
 using namespace tessera::array;
@@ -125,7 +126,8 @@ TEST_CASE("property: every step fits the limit, adds up to the shape, and ends a
   }
 }
 
-TEST_CASE("peer: plans, maps and helpers equal dask's on random cases") {
+TEST_CASE("peer: plans, maps and helpers equal dask's on random cases" *
+          python_peer::needed()) {
   std::mt19937_64 rng(5);
   nlohmann::json query = {{"plans", nlohmann::json::array()}, {"maps", nlohmann::json::array()},
                           {"divide", nlohmann::json::array()}, {"merge", nlohmann::json::array()}};

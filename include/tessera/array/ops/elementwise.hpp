@@ -1,7 +1,8 @@
 // tessera/array/ops/elementwise.hpp — `+ - * /` between Arrays and with scalars.
 //
-// Both Arrays must have the same shape and the same chunks (rechunk one of them
-// first); each output block is one task over the two input blocks. The result
+// Two Arrays combine when their shapes broadcast (numpy's rule; broadcast.hpp):
+// their chunks are unified first, so each output block is one task over one
+// block of each operand. The result
 // dtype follows numpy's promotion (`promote_types`); a scalar is "weak" as in
 // numpy 2 (NEP 50): it takes the array's dtype when its kind (bool < integer <
 // float < complex) is not higher, and an integer scalar that does not fit the
@@ -11,7 +12,7 @@
 //
 // @code
 //   namespace ta = tessera::array;
-//   ta::Array z = (x + y) * 0.5 - 1;      // x, y with equal chunks
+//   ta::Array z = (x + y) * 0.5 - 1;      // any chunks; shapes that broadcast
 //   ta::Array w = 1.0 / x;
 //   ta::Array f = ta::astype(x, ta::DType::float32());
 // @endcode
@@ -40,8 +41,9 @@ DType promote_types(DType a, DType b);
 //! The dtype of `op` on operands of `a` and `b` (TypeError for bool `-`).
 DType result_type(BinaryOp op, DType a, DType b);
 
-//! `a op b` block by block. ChunkError when the shapes or the chunks differ;
-//! TypeError for an operation the dtypes do not support.
+//! `a op b` block by block, broadcast and with chunks unified (broadcast.hpp).
+//! ChunkError when the shapes do not broadcast; TypeError for an operation the
+//! dtypes do not support.
 Array elementwise(BinaryOp op, const Array& a, const Array& b);
 //! `a op s`, or `s op a` when `scalar_first`.
 Array elementwise(BinaryOp op, const Array& a, const Scalar& s, bool scalar_first = false);

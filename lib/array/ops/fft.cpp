@@ -1,0 +1,294 @@
+// FFTs of Arrays: the per-block kernel over Eigen's FFT module, and the layers
+// that make each transformed axis one chunk before transforming block by block.
+//
+// A block is seen as (outer, m, inner): the transformed axis between the axes
+// before it and after it. When inner is 1 each line is contiguous and goes to
+// the FFT as it lies. Otherwise lines are strided, and reading them one by one
+// would touch one cache line per element; the kernel gathers a panel of
+// kPanel neighbouring lines at once (each row of the panel one contiguous run),
+// transforms them, and scatters them back the same way.
+#include "tessera/array/ops/fft.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <absl/strings/str_cat.h>
+#include <unsupported/Eigen/FFT>
+
+#include "array/array_blocks.hpp"
+#include "array/ops/axes.hpp"
+#include "tessera/array/rechunk/rechunk.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/task.hpp"
+
+namespace tessera::array {
+namespace {
+
+constexpr int64_t kPanel = 16;
+
+std::string_view kind_name(FftKind kind) {
+  switch (kind) {
+    case FftKind::forward: return "fft";
+    case FftKind::inverse: return "ifft";
+    case FftKind::real: return "rfft";
+    case FftKind::inverse_real: break;
+  }
+  return "irfft";
+}
+
+bool is_single(DType d) { return d == DType::float32() || d == DType::complex64(); }
+
+// The dtype the kernel reads: real for rfft, complex otherwise, of the result's precision.
+DType work_dtype(FftKind kind, DType in) {
+  const bool single = is_single(in);
+  if (kind == FftKind::real) return single ? DType::float32() : DType::float64();
+  return single ? DType::complex64() : DType::complex128();
+}
+
+// Extent of the output along the axis.
+int64_t output_length(FftKind kind, int64_t n) { return kind == FftKind::real ? n / 2 + 1 : n; }
+// How many input points a line's transform reads.
+int64_t input_points(FftKind kind, int64_t n) { return kind == FftKind::inverse_real ? n / 2 + 1 : n; }
+
+template <class R>
+R scale_of(FftKind kind, FftNorm norm, int64_t n) {
+  const bool inverse = kind == FftKind::inverse || kind == FftKind::inverse_real;
+  switch (norm) {
+    case FftNorm::ortho: return static_cast<R>(1.0 / std::sqrt(static_cast<double>(n)));
+    case FftNorm::forward: return inverse ? R(1) : static_cast<R>(1.0 / static_cast<double>(n));
+    case FftNorm::backward: break;
+  }
+  return inverse ? static_cast<R>(1.0 / static_cast<double>(n)) : R(1);
+}
+
+// One line's transform: `in` holds input_points(kind, n) values (cropped or
+// zero-padded already), `out` receives output_length(kind, n).
+template <class R>
+struct LineFft {
+  using C = std::complex<R>;
+  Eigen::FFT<R> fft;
+  FftKind kind;
+  int64_t n;
+  R scale;
+
+  LineFft(FftKind k, int64_t points, FftNorm norm) : kind(k), n(points), scale(scale_of<R>(k, norm, points)) {
+    fft.SetFlag(Eigen::FFT<R>::Unscaled);
+    fft.SetFlag(Eigen::FFT<R>::HalfSpectrum);
+  }
+
+  void transform(const void* in, void* out) {
+    switch (kind) {
+      case FftKind::forward: fft.fwd(static_cast<C*>(out), static_cast<const C*>(in), n); break;
+      case FftKind::inverse: fft.inv(static_cast<C*>(out), static_cast<const C*>(in), n); break;
+      case FftKind::real: fft.fwd(static_cast<C*>(out), static_cast<const R*>(in), n); break;
+      case FftKind::inverse_real: fft.inv(static_cast<R*>(out), static_cast<const C*>(in), n); break;
+    }
+  }
+
+  void copy_one(const void* in, void* out) const {
+    if (kind == FftKind::real) {
+      *static_cast<C*>(out) = C(*static_cast<const R*>(in), R(0));
+    } else if (kind == FftKind::inverse_real) {
+      *static_cast<R*>(out) = static_cast<const C*>(in)->real();
+    } else {
+      *static_cast<C*>(out) = *static_cast<const C*>(in);
+    }
+  }
+
+  // `in` is R* for `real`, C* otherwise; `out` is R* for `inverse_real`, C* otherwise.
+  void operator()(const void* in, void* out) {
+    const int64_t len = output_length(kind, n);
+    if (n == 1) {
+      copy_one(in, out);  // Eigen's kissfft has no plan of length 1 (its radix-1 stage reads past a buffer)
+    } else {
+      transform(in, out);
+    }
+    if (scale != R(1)) {
+      if (kind == FftKind::inverse_real) {
+        R* p = static_cast<R*>(out);
+        for (int64_t i = 0; i < len; ++i) p[i] *= scale;
+      } else {
+        C* p = static_cast<C*>(out);
+        for (int64_t i = 0; i < len; ++i) p[i] *= scale;
+      }
+    }
+  }
+};
+
+// Transforms every line of `in` (C-contiguous, of type In) along `axis` into
+// `out` (C-contiguous, of type Out). The element types are template parameters
+// so the panels' gathers and scatters are plain typed moves.
+template <class R, class In, class Out>
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+  const Shape& shape = in.shape();
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < axis; ++k) outer *= shape[k];
+  for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+  const int64_t m = shape[axis], len = output_length(kind, n), points = input_points(kind, n);
+  const int64_t copied = std::min(m, points);
+  const auto* src = reinterpret_cast<const In*>(in.data());
+  auto* dst = reinterpret_cast<Out*>(out.data());
+  if (outer * inner == 0) return;
+  LineFft<R> line(kind, n, norm);
+  const int64_t panel = inner == 1 ? 1 : std::min(kPanel, inner);
+  // Panel buffers: `panel` input lines of `points` values, output lines of `len`.
+  std::vector<In> a(static_cast<size_t>(panel * points), In(0));
+  std::vector<Out> b(static_cast<size_t>(panel * len));
+  for (int64_t o = 0; o < outer; ++o) {
+    const In* src_o = src + o * m * inner;
+    Out* dst_o = dst + o * len * inner;
+    for (int64_t j0 = 0; j0 < inner; j0 += panel) {
+      const int64_t w = std::min(panel, inner - j0);
+      if (inner == 1 && copied == points) {
+        line(src_o, dst_o);  // contiguous and full: transform in place of reading
+        continue;
+      }
+      for (int64_t i = 0; i < copied; ++i) {
+        const In* row = src_o + i * inner + j0;
+        for (int64_t l = 0; l < w; ++l) a[static_cast<size_t>(l * points + i)] = row[l];
+      }
+      // Zero padding stays zero: rows past `copied` are never written.
+      for (int64_t l = 0; l < w; ++l) line(a.data() + l * points, b.data() + l * len);
+      for (int64_t k = 0; k < len; ++k) {
+        Out* row = dst_o + k * inner + j0;
+        for (int64_t l = 0; l < w; ++l) row[l] = b[static_cast<size_t>(l * len + k)];
+      }
+    }
+  }
+}
+
+template <class R>
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+  using C = std::complex<R>;
+  switch (kind) {
+    case FftKind::real: return transform_lines<R, R, C>(in, out, kind, axis, n, norm);
+    case FftKind::inverse_real: return transform_lines<R, C, R>(in, out, kind, axis, n, norm);
+    case FftKind::forward:
+    case FftKind::inverse: break;
+  }
+  transform_lines<R, C, C>(in, out, kind, axis, n, norm);
+}
+
+Array transform(const Array& x, FftKind kind, const FftOptions& o) {
+  const std::string what(kind_name(kind));
+  if (kind == FftKind::real && x.dtype().is_complex()) {
+    throw TypeError(absl::StrCat("rfft needs real input, found ", x.dtype().name(), "; use fft for complex data"));
+  }
+  if (x.ndim() == 0) throw Error(absl::StrCat(what, ": needs an array of at least one dimension, found a 0-d array"));
+  const size_t axis = detail::axis_index(o.axis, x.ndim(), what);
+  const int64_t m = x.shape()[axis];
+  const int64_t n = o.n.value_or(kind == FftKind::inverse_real ? 2 * (m - 1) : m);
+  if (n < 1) {
+    throw Error(absl::StrCat(what, ": invalid number of data points (", n, ") along axis ", axis,
+                             " of length ", m, "; expected at least 1"));
+  }
+  const Array whole = rechunk(x, std::map<size_t, AxisChunks>{{axis, AxisChunks(-1)}}, o.rechunk);
+  std::vector<std::vector<int64_t>> sizes = whole.chunks().sizes();
+  sizes[axis] = {output_length(kind, n)};
+  const Chunks chunks(std::move(sizes));
+  const DType out_dtype = fft_result_dtype(kind, x.dtype());
+  const std::string name(what);
+  const std::string norm_text = std::to_string(static_cast<int>(o.norm));
+  const std::string out = absl::StrCat(name, "-", token({name, whole.name(), std::to_string(axis), std::to_string(n), norm_text}));
+  Graph layer;
+  const FftNorm norm = o.norm;
+  auto f = [kind, axis, n, norm, out_dtype](const NDArray& b) { return fft_block(b, kind, axis, n, norm, out_dtype); };
+  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+    layer.put(Key(out, idx), Task(fn(name, f), ref(whole.block_key(idx))));
+  });
+  return Array(out, chunks, out_dtype, std::move(layer), {whole});
+}
+
+std::vector<int> axes_or(const FftNOptions& o, size_t ndim, std::vector<int> fallback, const std::string& what) {
+  std::vector<int> axes = o.axes.value_or(std::move(fallback));
+  for (int& a : axes) a = static_cast<int>(detail::axis_index(a, ndim, what));
+  return axes;
+}
+
+std::vector<int> all_axes(size_t ndim) {
+  std::vector<int> axes(ndim);
+  for (size_t k = 0; k < ndim; ++k) axes[k] = static_cast<int>(k);
+  return axes;
+}
+
+std::vector<int> last_two(const Array& x, const std::string& what) {
+  if (x.ndim() < 2) {
+    throw Error(absl::StrCat(what, ": needs an array of at least two dimensions, found ", x.ndim()));
+  }
+  return {-2, -1};
+}
+
+Array transform_axes(Array x, FftKind kind, const std::vector<int>& axes, const FftNOptions& o) {
+  for (int a : axes) x = transform(x, kind, {.axis = a, .norm = o.norm, .rechunk = o.rechunk});
+  return x;
+}
+
+}  // namespace
+
+DType fft_result_dtype(FftKind kind, DType in) {
+  const bool single = is_single(in);
+  if (kind == FftKind::inverse_real) return single ? DType::float32() : DType::float64();
+  return single ? DType::complex64() : DType::complex128();
+}
+
+NDArray fft_block(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype) {
+  const DType work = work_dtype(kind, block.dtype());
+  const NDArray in = block.dtype() == work ? (block.is_c_contiguous() ? block : block.copy()) : block.astype(work);
+  Shape shape = block.shape();
+  shape[axis] = output_length(kind, n);
+  NDArray out = NDArray::empty(fft_result_dtype(kind, block.dtype()), shape);
+  if (is_single(work)) {
+    transform_lines<float>(in, out, kind, axis, n, norm);
+  } else {
+    transform_lines<double>(in, out, kind, axis, n, norm);
+  }
+  return out.dtype() == out_dtype ? out : out.astype(out_dtype);
+}
+
+Array fft(const Array& x, const FftOptions& options) { return transform(x, FftKind::forward, options); }
+Array ifft(const Array& x, const FftOptions& options) { return transform(x, FftKind::inverse, options); }
+Array rfft(const Array& x, const FftOptions& options) { return transform(x, FftKind::real, options); }
+Array irfft(const Array& x, const FftOptions& options) { return transform(x, FftKind::inverse_real, options); }
+
+Array fftn(const Array& x, const FftNOptions& options) {
+  return transform_axes(x, FftKind::forward, axes_or(options, x.ndim(), all_axes(x.ndim()), "fftn"), options);
+}
+
+Array ifftn(const Array& x, const FftNOptions& options) {
+  return transform_axes(x, FftKind::inverse, axes_or(options, x.ndim(), all_axes(x.ndim()), "ifftn"), options);
+}
+
+Array rfftn(const Array& x, const FftNOptions& options) {
+  std::vector<int> axes = axes_or(options, x.ndim(), all_axes(x.ndim()), "rfftn");
+  if (axes.empty()) throw Error("rfftn: needs at least one axis, found none");
+  const int last = axes.back();
+  axes.pop_back();
+  return transform_axes(transform(x, FftKind::real, {.axis = last, .norm = options.norm, .rechunk = options.rechunk}),
+                        FftKind::forward, axes, options);
+}
+
+Array fft2(const Array& x, const FftNOptions& options) {
+  FftNOptions o = options;
+  if (!o.axes) o.axes = last_two(x, "fft2");
+  return fftn(x, o);
+}
+
+Array ifft2(const Array& x, const FftNOptions& options) {
+  FftNOptions o = options;
+  if (!o.axes) o.axes = last_two(x, "ifft2");
+  return ifftn(x, o);
+}
+
+Array rfft2(const Array& x, const FftNOptions& options) {
+  FftNOptions o = options;
+  if (!o.axes) o.axes = last_two(x, "rfft2");
+  return rfftn(x, o);
+}
+
+}  // namespace tessera::array

@@ -1,0 +1,271 @@
+// Comparisons, where and isnan as broadcast block tasks; any, all, nansum and
+// nanmean composed from them and the tree reductions.
+#include "tessera/array/ops/logic.hpp"
+
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include <absl/strings/str_cat.h>
+
+#include "array/array_blocks.hpp"
+#include "array/ops/axes.hpp"
+#include "tessera/array/ops/broadcast.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/ops/elementwise.hpp"
+#include "tessera/graph/error.hpp"
+
+namespace tessera::array {
+namespace {
+
+const char* compare_name(CompareOp op) {
+  switch (op) {
+    case CompareOp::equal: return "equal";
+    case CompareOp::not_equal: return "not_equal";
+    case CompareOp::less: return "less";
+    case CompareOp::less_equal: return "less_equal";
+    case CompareOp::greater: return "greater";
+    case CompareOp::greater_equal: break;
+  }
+  return "greater_equal";
+}
+
+template <class T>
+bool is_nan(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(v);
+  } else if constexpr (requires { v.imag(); }) {
+    return std::isnan(v.real()) || std::isnan(v.imag());
+  } else {
+    return false;
+  }
+}
+
+// numpy's order: complex numbers by real part, then imaginary part (NaN compares false).
+template <class T>
+bool less_than(const T& a, const T& b) {
+  if constexpr (requires { a.imag(); }) {
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  } else {
+    return a < b;
+  }
+}
+
+template <class T>
+bool apply(CompareOp op, const T& a, const T& b) {
+  if (is_nan(a) || is_nan(b)) return op == CompareOp::not_equal;
+  switch (op) {
+    case CompareOp::equal: return a == b;
+    case CompareOp::not_equal: return !(a == b);
+    case CompareOp::less: return less_than(a, b);
+    case CompareOp::less_equal: return !less_than(b, a);
+    case CompareOp::greater: return less_than(b, a);
+    case CompareOp::greater_equal: break;
+  }
+  return !less_than(a, b);
+}
+
+NDArray contiguous(const NDArray& x, DType dtype) {
+  if (x.dtype() != dtype) return x.astype(dtype);
+  return x.is_c_contiguous() ? x : x.copy();
+}
+
+NDArray compare_blocks(CompareOp op, DType dtype, const NDArray& a, const NDArray& b) {
+  const NDArray ca = contiguous(a, dtype), cb = contiguous(b, dtype);
+  NDArray out = NDArray::empty(DType::bool_(), a.shape());
+  bool* o = out.data<bool>();
+  dispatch(dtype, [&]<class T>() {
+    const T* x = ca.data<const T>();
+    const T* y = cb.data<const T>();
+    for (int64_t i = 0; i < out.size(); ++i) o[i] = apply<T>(op, x[i], y[i]);
+  });
+  return out;
+}
+
+NDArray where_blocks(DType dtype, const NDArray& cond, const NDArray& a, const NDArray& b) {
+  const NDArray c = contiguous(cond, DType::bool_()), ca = contiguous(a, dtype), cb = contiguous(b, dtype);
+  NDArray out = NDArray::empty(dtype, c.shape());
+  const bool* m = c.data<const bool>();
+  dispatch(dtype, [&]<class T>() {
+    const T* x = ca.data<const T>();
+    const T* y = cb.data<const T>();
+    T* o = out.data<T>();
+    for (int64_t i = 0; i < out.size(); ++i) o[i] = m[i] ? x[i] : y[i];
+  });
+  return out;
+}
+
+// A one-element array of `s` (in its own dtype), to broadcast against an Array.
+Array scalar_array(const Scalar& s) { return from_ndarray(NDArray::full(s.dtype(), {}, s)); }
+
+// argmin/argmax partials: the best value and its position along the axis, per
+// line (the axis kept with extent 1).
+struct ArgPartial {
+  NDArray value, index;
+  size_t nbytes() const { return value.nbytes() + index.nbytes(); }
+};
+
+// Whether `b` beats `a` (a comes first, so ties keep a): NaN beats everything
+// else, as numpy's argmax and argmin both return the first NaN.
+template <class T>
+bool beats(bool max, const T& b, const T& a) {
+  if (is_nan(a)) return false;
+  if (is_nan(b)) return true;
+  return max ? less_than(a, b) : less_than(b, a);
+}
+
+// The best of each line of a block along `axis`; positions start at `offset`.
+ArgPartial arg_block(bool max, const NDArray& block, size_t axis, int64_t offset) {
+  const NDArray b = block.is_c_contiguous() ? block : block.copy();
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < axis; ++k) outer *= b.shape()[k];
+  for (size_t k = axis + 1; k < b.ndim(); ++k) inner *= b.shape()[k];
+  const int64_t m = b.shape()[axis];
+  Shape shape = b.shape();
+  shape[axis] = 1;
+  ArgPartial r{NDArray::empty(b.dtype(), shape), NDArray::empty(DType::int64(), shape)};
+  int64_t* idx = r.index.data<int64_t>();
+  dispatch(b.dtype(), [&]<class T>() {
+    const T* x = b.data<const T>();
+    T* best = r.value.data<T>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < inner; ++j) {
+        const T* line = x + o * m * inner + j;
+        int64_t at = 0;
+        for (int64_t i = 1; i < m; ++i) {
+          if (beats(max, line[i * inner], line[at * inner])) at = i;
+        }
+        best[o * inner + j] = line[at * inner];
+        idx[o * inner + j] = offset + at;
+      }
+    }
+  });
+  return r;
+}
+
+ArgPartial arg_combine(bool max, const std::vector<ArgPartial>& parts) {
+  ArgPartial r{parts.front().value.copy(), parts.front().index.copy()};
+  int64_t* idx = r.index.data<int64_t>();
+  dispatch(r.value.dtype(), [&]<class T>() {
+    T* best = r.value.data<T>();
+    for (size_t p = 1; p < parts.size(); ++p) {
+      const T* v = parts[p].value.data<const T>();
+      const int64_t* i = parts[p].index.data<const int64_t>();
+      for (int64_t e = 0; e < r.value.size(); ++e) {
+        if (beats(max, v[e], best[e])) {
+          best[e] = v[e];
+          idx[e] = i[e];
+        }
+      }
+    }
+  });
+  return r;
+}
+
+Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
+  const std::string name = max ? "argmax" : "argmin";
+  if (x.ndim() == 0) throw Error(absl::StrCat(name, ": needs an array of at least one dimension, found a 0-d array"));
+  const size_t axis = detail::axis_index(axis_arg, x.ndim(), name);
+  if (x.shape()[axis] == 0) {
+    throw Error(absl::StrCat(name, ": axis ", axis, " has no elements (shape ", shape_str(x.shape()), ")"));
+  }
+  if (split_every < 2) throw Error(absl::StrCat(name, ": split_every must be at least 2, found ", split_every));
+  std::vector<std::vector<int64_t>> sizes = x.chunks().sizes();
+  sizes.erase(sizes.begin() + static_cast<long>(axis));
+  const Chunks chunks(std::move(sizes));
+  const std::string tok = token({name, x.name(), std::to_string(axis), std::to_string(split_every)});
+  const std::string out = absl::StrCat(name, "-", tok), part = absl::StrCat(name, "-partial-", tok);
+  const auto& offsets = x.chunks().offsets(axis);
+  auto f_combine = [max](const std::vector<ArgPartial>& p) { return arg_combine(max, p); };
+  auto f_index = [axis](const ArgPartial& p) {
+    std::vector<Slice> s(p.index.ndim());
+    s[axis] = Slice::index(0);
+    return p.index.slice(s);
+  };
+  Graph layer;
+  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+    std::vector<Key> level;
+    for (int64_t j = 0; j < x.numblocks()[axis]; ++j) {
+      std::vector<int64_t> in(idx.begin(), idx.end());
+      in.insert(in.begin() + static_cast<long>(axis), j);
+      auto f = [max, axis, offset = offsets[j]](const NDArray& b) { return arg_block(max, b, axis, offset); };
+      level.emplace_back(absl::StrCat(part, "-0"), in);
+      layer.put(level.back(), Task(fn(name, f), ref(x.block_key(in))));
+    }
+    for (int depth = 1; level.size() > 1; ++depth) {
+      std::vector<Key> next;
+      for (size_t i = 0; i < level.size(); i += static_cast<size_t>(split_every)) {
+        ArgList args;
+        for (size_t p = i; p < std::min(level.size(), i + static_cast<size_t>(split_every)); ++p) {
+          args.items.emplace_back(ref(level[p]));
+        }
+        std::vector<int64_t> key(idx.begin(), idx.end());
+        key.push_back(static_cast<int64_t>(next.size()));
+        next.emplace_back(absl::StrCat(part, "-", depth), key);
+        layer.put(next.back(), Task(fn(name + "-combine", f_combine), std::move(args)));
+      }
+      level = std::move(next);
+    }
+    layer.put(Key(out, idx), Task(fn(name + "-index", f_index), ref(level.front())));
+  });
+  return Array(out, chunks, DType::int64(), std::move(layer), {x});
+}
+
+}  // namespace
+
+Array compare(CompareOp op, const Array& a, const Array& b) {
+  const DType dtype = promote_types(a.dtype(), b.dtype());
+  return blockwise_broadcast(compare_name(op), "", {a, b}, DType::bool_(), [op, dtype](absl::Span<const NDArray> x) {
+    return compare_blocks(op, dtype, x[0], x[1]);
+  });
+}
+
+Array compare(CompareOp op, const Array& a, const Scalar& s) { return compare(op, a, scalar_array(s)); }
+
+Array where(const Array& cond, const Array& a, const Array& b) {
+  const DType dtype = promote_types(a.dtype(), b.dtype());
+  return blockwise_broadcast("where", "", {cond, a, b}, dtype, [dtype](absl::Span<const NDArray> x) {
+    return where_blocks(dtype, x[0], x[1], x[2]);
+  });
+}
+
+Array isnan(const Array& x) {
+  return blockwise_broadcast("isnan", "", {x}, DType::bool_(), [](absl::Span<const NDArray> b) {
+    NDArray out = NDArray::empty(DType::bool_(), b[0].shape());
+    const NDArray c = b[0].is_c_contiguous() ? b[0] : b[0].copy();
+    bool* o = out.data<bool>();
+    dispatch(c.dtype(), [&]<class T>() {
+      const T* v = c.data<const T>();
+      for (int64_t i = 0; i < out.size(); ++i) o[i] = is_nan(v[i]);
+    });
+    return out;
+  });
+}
+
+Array any(const Array& x, const ReduceOptions& options) {
+  // A count of the nonzero elements: an empty reduction counts 0, which is false.
+  return greater(sum(not_equal(x, Scalar(false)), options), Scalar(int64_t{0}));
+}
+
+Array all(const Array& x, const ReduceOptions& options) {
+  return equal(sum(equal(x, Scalar(false)), options), Scalar(int64_t{0}));
+}
+
+Array nansum(const Array& x, const ReduceOptions& options) {
+  return sum(where(isnan(x), astype(scalar_array(Scalar(false)), x.dtype()), x), options);
+}
+
+Array nanmean(const Array& x, const ReduceOptions& options) {
+  const Array count = sum(astype(not_equal(isnan(x), Scalar(true)), DType::int64()), options);
+  const DType dtype = x.dtype().is_floating() || x.dtype().is_complex() ? x.dtype() : DType::float64();
+  return nansum(x, options) / astype(count, dtype.is_complex() ? (dtype == DType::complex64() ? DType::float32()
+                                                                                             : DType::float64())
+                                                               : dtype);
+}
+
+Array argmax(const Array& x, int axis, int split_every) { return arg_reduce(true, x, axis, split_every); }
+Array argmin(const Array& x, int axis, int split_every) { return arg_reduce(false, x, axis, split_every); }
+
+}  // namespace tessera::array

@@ -1,0 +1,131 @@
+// cumsum and cumprod: a scan per block, then a chain of carried totals along the axis.
+//
+// Every block is seen as a rank-3 tensor (outer, m, inner) around the scanned
+// axis, so one Eigen expression of fixed rank serves blocks of any rank.
+#include "tessera/array/ops/scan.hpp"
+
+#include <string>
+
+#include <absl/strings/str_cat.h>
+
+#include "array/array_blocks.hpp"
+#include "array/ops/axes.hpp"
+#include "tessera/array/core/tensor.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/graph/task.hpp"
+
+namespace tessera::array {
+namespace {
+
+enum class ScanOp { sum, prod };
+
+DType scan_dtype(DType d) {
+  if (d.kind() == 'b' || d.kind() == 'i') return DType::int64();
+  if (d.kind() == 'u') return DType::uint64();
+  return d;
+}
+
+// `b` as a read-only C-contiguous (outer, m, inner) tensor of `dtype`, kept alive by `keep`.
+template <class T>
+TensorMap<const T, 3> as_3d(const NDArray& b, size_t axis, DType dtype, NDArray& keep) {
+  keep = b.dtype() == dtype ? (b.is_c_contiguous() ? b : b.copy()) : b.astype(dtype);
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < axis; ++k) outer *= b.shape()[k];
+  for (size_t k = axis + 1; k < b.ndim(); ++k) inner *= b.shape()[k];
+  keep = keep.reshape({outer, b.shape()[axis], inner});
+  return keep.tensor<const T, 3>();
+}
+
+NDArray scan_block(ScanOp op, const NDArray& b, size_t axis, DType dtype) {
+  NDArray out = NDArray::empty(dtype, b.shape());
+  dispatch(dtype, [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      NDArray in;
+      const TensorMap<const T, 3> x = as_3d<T>(b, axis, dtype, in);
+      NDArray o = out.reshape(in.shape());
+      if (op == ScanOp::sum) {
+        o.tensor<T, 3>() = x.cumsum(1);
+      } else {
+        o.tensor<T, 3>() = x.cumprod(1);
+      }
+    }
+  });
+  return out;
+}
+
+// The last slice of a scanned block along `axis` (extent 1 kept), op the carry so far.
+NDArray next_carry(ScanOp op, const NDArray& scanned, const NDArray* carry, size_t axis) {
+  std::vector<Slice> s(scanned.ndim());
+  const int64_t m = scanned.shape()[axis];
+  s[axis] = Slice{m - 1, m};
+  NDArray last = scanned.slice(s).copy();
+  if (carry == nullptr) return last;
+  dispatch(last.dtype(), [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* l = last.data<T>();
+      const T* c = carry->data<const T>();
+      for (int64_t i = 0; i < last.size(); ++i) l[i] = op == ScanOp::sum ? l[i] + c[i] : l[i] * c[i];
+    }
+  });
+  return last;
+}
+
+// A scanned block with the carry of the blocks before it applied.
+NDArray apply_carry(ScanOp op, const NDArray& scanned, const NDArray& carry, size_t axis) {
+  NDArray out = NDArray::empty(scanned.dtype(), scanned.shape());
+  dispatch(scanned.dtype(), [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      NDArray in, c;
+      const TensorMap<const T, 3> x = as_3d<T>(scanned, axis, scanned.dtype(), in);
+      const TensorMap<const T, 3> y = as_3d<T>(carry, axis, scanned.dtype(), c);
+      const Eigen::array<Eigen::Index, 3> times{1, x.dimension(1), 1};
+      NDArray o = out.reshape(in.shape());
+      if (op == ScanOp::sum) {
+        o.tensor<T, 3>() = x + y.broadcast(times);
+      } else {
+        o.tensor<T, 3>() = x * y.broadcast(times);
+      }
+    }
+  });
+  return out;
+}
+
+Array scan(ScanOp op, const Array& x, int axis_arg) {
+  const std::string name = op == ScanOp::sum ? "cumsum" : "cumprod";
+  if (x.ndim() == 0) throw Error(absl::StrCat(name, ": needs an array of at least one dimension, found a 0-d array"));
+  const size_t axis = detail::axis_index(axis_arg, x.ndim(), name);
+  const DType dtype = scan_dtype(x.dtype());
+  const std::string tok = token({name, x.name(), std::to_string(axis)});
+  const std::string out = absl::StrCat(name, "-", tok), part = absl::StrCat(name, "-block-", tok),
+                    carry = absl::StrCat(name, "-carry-", tok);
+  auto f_scan = [op, axis, dtype](const NDArray& b) { return scan_block(op, b, axis, dtype); };
+  auto f_first = [op, axis](const NDArray& s) { return next_carry(op, s, nullptr, axis); };
+  auto f_next = [op, axis](const NDArray& s, const NDArray& c) { return next_carry(op, s, &c, axis); };
+  auto f_apply = [op, axis](const NDArray& s, const NDArray& c) { return apply_carry(op, s, c, axis); };
+  Graph layer;
+  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+    layer.put(Key(part, idx), Task(fn(name, f_scan), ref(x.block_key(idx))));
+    const int64_t j = idx[axis];
+    if (j == 0) {
+      layer.alias(Key(out, idx), Key(part, idx));
+      return;
+    }
+    // carry (.., j, ..): the total of blocks 0..j-1 along the axis.
+    std::vector<int64_t> prev(idx.begin(), idx.end());
+    prev[axis] = j - 1;
+    if (j == 1) {
+      layer.put(Key(carry, idx), Task(fn(name + "-carry", f_first), ref(Key(part, prev))));
+    } else {
+      layer.put(Key(carry, idx), Task(fn(name + "-carry", f_next), ref(Key(part, prev)), ref(Key(carry, prev))));
+    }
+    layer.put(Key(out, idx), Task(fn(name + "-apply", f_apply), ref(Key(part, idx)), ref(Key(carry, idx))));
+  });
+  return Array(out, x.chunks(), dtype, std::move(layer), {x});
+}
+
+}  // namespace
+
+Array cumsum(const Array& x, int axis) { return scan(ScanOp::sum, x, axis); }
+Array cumprod(const Array& x, int axis) { return scan(ScanOp::prod, x, axis); }
+
+}  // namespace tessera::array

@@ -1,0 +1,151 @@
+// Comparisons, where, isnan, any, all, nansum and nanmean against numpy.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include "array/ops/numpy_check.hpp"
+#include "python_peer.hpp"
+#include "tessera/array/array.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/ops/logic.hpp"
+#include "tessera/graph/error.hpp"
+
+using namespace tessera::array;
+using tessera::array::testing::case_text;
+using tessera::array::testing::check_all;
+using tessera::array::testing::Expected;
+using tessera::array::testing::prepare;
+using tessera::array::testing::random_sizes;
+using tessera::array::testing::TempDir;
+
+namespace {
+
+// Some elements of a floating or complex array set to NaN (in place: a fresh copy).
+NDArray with_nans(const NDArray& a, std::mt19937_64& rng) {
+  NDArray out = a.copy();
+  dispatch(out.dtype(), [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      for (int64_t i = 0; i < out.size(); ++i) {
+        if (rng() % 4 == 0) out.data<T>()[i] = std::nan("");
+      }
+    } else if constexpr (requires { typename T::value_type; }) {
+      for (int64_t i = 0; i < out.size(); ++i) {
+        if (rng() % 4 == 0) out.data<T>()[i] = T(std::nan(""), 0);
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's" * python_peer::needed()) {
+  std::mt19937_64 rng(71);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    NDArray bdata;
+    auto [c, x0] = prepare(dir, rng, round % 4 == 3, &bdata);
+    INFO(case_text(c));
+    const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
+    npy::save(dir / "a.npy", a);
+    // b: the last axes of a's shape, cut at random, so comparisons broadcast.
+    const size_t drop = rng() % c.shape.size();
+    const Shape bshape(c.shape.begin() + static_cast<long>(drop), c.shape.end());
+    NDArray b = with_nans(testing::random_block(c.dtype, bshape, rng), rng);
+    npy::save(dir / "b.npy", b);
+    std::vector<std::vector<int64_t>> sizes;
+    for (int64_t n : bshape) sizes.push_back(random_sizes(n, rng));
+    const Array x = from_ndarray(a, c.chunks), y = from_ndarray(b, Chunks(sizes));
+    check_all(dir, {
+                       {"eq", "a == b", equal(x, y)},
+                       {"ne", "a != b", not_equal(x, y)},
+                       {"lt", "a < b", x < y},
+                       {"le", "a <= b", x <= y},
+                       {"gt", "a > b", x > y},
+                       {"ge", "a >= b", x >= y},
+                       {"gs", "a > 1", x > 1},
+                       {"w", "np.where(a > b, a, b)", where(x > y, x, y)},
+                       {"wc", "np.where(b, a, 0)", where(y, x, zeros({1}, 1, DType::bool_()))},
+                       {"nan", "np.isnan(a)", isnan(x)},
+                   });
+  }
+}
+
+TEST_CASE("any, all, nansum and nanmean over random axes equal numpy's" * python_peer::needed()) {
+  std::mt19937_64 rng(73);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x0] = prepare(dir, rng, round % 4 == 3);
+    INFO(case_text(c));
+    const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
+    npy::save(dir / "a.npy", a);
+    const Array x = from_ndarray(a, c.chunks);
+    std::vector<Expected> items;
+    for (int j = 0; j < 4; ++j) {
+      ReduceOptions o;
+      std::vector<std::string> axes;
+      for (size_t k = 0; k < c.shape.size(); ++k) {
+        if (rng() % 2) {
+          o.axis.push_back(static_cast<int>(k));
+          axes.push_back(std::to_string(k));
+        }
+      }
+      o.keepdims = rng() % 2;
+      const std::string args = absl::StrCat("a, axis=", o.axis.empty() ? "None" : "(" + absl::StrJoin(axes, ",") + ",)",
+                                            ", keepdims=", o.keepdims ? "True" : "False");
+      items.push_back({absl::StrCat("any", j), absl::StrCat("np.any(", args, ")"), any(x, o)});
+      items.push_back({absl::StrCat("all", j), absl::StrCat("np.all(", args, ")"), all(x, o)});
+      items.push_back({absl::StrCat("ns", j), absl::StrCat("np.nansum(", args, ")"), nansum(x, o)});
+      if (c.dtype.is_floating() || c.dtype.is_complex()) {
+        items.push_back({absl::StrCat("nm", j),
+                         absl::StrCat("np.nanmean(", args, ").astype(np.", c.dtype.name(), ")"), nanmean(x, o)});
+      }
+    }
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("comparison and where errors name the shapes") {
+  const Array x = zeros({5, 6}, {2, 3});
+  REQUIRE_THROWS_WITH_AS(less(x, zeros({5}, 5)), "less: operands could not be broadcast together with shapes (5, 6) (5,)",
+                         tessera::ChunkError);
+  REQUIRE_THROWS_WITH_AS(where(zeros({4, 1}, 1, DType::bool_()), x, x),
+                         "where: operands could not be broadcast together with shapes (4, 1) (5, 6) (5, 6)",
+                         tessera::ChunkError);
+}
+
+TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's" * python_peer::needed()) {
+  std::mt19937_64 rng(79);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    auto [c, x0] = prepare(dir, rng, false);
+    INFO(case_text(c));
+    const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
+    npy::save(dir / "a.npy", a);
+    const Array x = from_ndarray(a, c.chunks);
+    std::vector<Expected> items;
+    const int nd = static_cast<int>(c.shape.size());
+    for (int axis = -nd; axis < nd; ++axis) {
+      const int split = 2 + static_cast<int>(rng() % 3);
+      items.push_back({absl::StrCat("mx", axis + nd), absl::StrCat("np.argmax(a, axis=", axis, ")"),
+                       argmax(x, axis, split)});
+      items.push_back({absl::StrCat("mn", axis + nd), absl::StrCat("np.argmin(a, axis=", axis, ")"),
+                       argmin(x, axis, split)});
+    }
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("argmax errors name the axis") {
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3, 4}, 2), 2), "argmax: axis 2 is out of bounds for an array of 2 dimension(s)",
+                         tessera::Error);
+  REQUIRE_THROWS_WITH_AS(argmin(zeros({3, 0}, 2), 1), "argmin: axis 1 has no elements (shape (3, 0))", tessera::Error);
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3}, 2), 0, 1), "argmax: split_every must be at least 2, found 1",
+                         tessera::Error);
+}
