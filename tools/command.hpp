@@ -62,5 +62,6 @@ class Args {
 
 const CommandGroup& graph_group();
 const CommandGroup& rechunk_group();
+const CommandGroup& info_group();
 
 }  // namespace tessera::tool

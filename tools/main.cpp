@@ -16,6 +16,7 @@ using tessera::tool::CommandGroup;
 constexpr std::array kGroups = {
     &tessera::tool::graph_group,
     &tessera::tool::rechunk_group,
+    &tessera::tool::info_group,
 };
 
 void print_help(std::FILE* out) {

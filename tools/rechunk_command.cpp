@@ -46,14 +46,21 @@ namespace fs = std::filesystem;
 constexpr std::string_view kUsage =
     "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
     "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
+    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...]\n"
     "\n"
-    "Rechunks the .npy file or zarr store SRC into the zarr store DST (a .npy file when DST ends in .npy).\n"
+    "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file\n"
+    "when DST ends in .npy).\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
     "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
     "  --scratch    directory of the shuffle's scratch file (default: DST's directory)\n"
     "  --overwrite  replace an existing DST of the kind written (otherwise refused)\n"
+    "  --codec      DST's compressor: none (default), blosc[:CNAME[:LEVEL[:SHUFFLE]]] (e.g. blosc:zstd:5:bitshuffle),\n"
+    "               zstd[:LEVEL], gzip[:LEVEL], and for zarr v2 zlib[:LEVEL], lz4, bz2[:LEVEL], lzma[:PRESET]\n"
+    "  --zarr-format  2 (default) or 3\n"
+    "  --shard      zarr v3: shards of this shape, each cut into inner chunks of --chunks (whole numbers that\n"
+    "               divide the shard)\n"
     "SIGINT or SIGTERM stops the run, removes its temporaries and exits 130 or 143.\n";
 
 ta::RechunkMethod parse_method(const std::string& text) {
@@ -61,6 +68,26 @@ ta::RechunkMethod parse_method(const std::string& text) {
   if (text == "tasks") return ta::RechunkMethod::tasks;
   if (text == "shuffle") return ta::RechunkMethod::shuffle;
   throw UsageError("--method: expected auto, tasks or shuffle, found '" + text + "'");
+}
+
+// --shard's inner chunks: --chunks given as positive integers.
+ta::Shape inner_chunks(const std::string& text) {
+  ta::Shape out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || n <= 0) {
+      throw UsageError("--chunks: with --shard, expected positive inner chunk sizes, found '" + item + "'");
+    }
+    out.push_back(n);
+  }
+  return out;
 }
 
 ta::Array open_source(const std::string& src, int64_t block_limit) {
@@ -123,11 +150,17 @@ int run(std::vector<std::string> argv) {
   const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
   const long workers = args.int_option("--workers", hardware, 1, 4096);
   const std::optional<std::string> scratch = args.option("--scratch");
+  const std::string codec = args.option("--codec").value_or("none");
+  const int zarr_format = static_cast<int>(args.int_option("--zarr-format", 2, 2, 3));
+  const std::optional<std::string> shard = args.option("--shard");
   const std::string src = args.positional("SRC");
   const std::string dst = args.positional("DST");
   args.done();
   if (!chunks) throw UsageError("--chunks is required");
-  const std::vector<ta::RechunkAxis> axes = parse_chunks(*chunks);
+  if (shard && zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
+  const std::vector<ta::RechunkAxis> axes = parse_chunks(shard ? *shard : *chunks);
+  ta::zarr::Format format{.zarr_format = zarr_format, .codec = codec, .inner_chunks = {}};
+  if (shard) format.inner_chunks = inner_chunks(*chunks);
   const ta::RechunkMethod method = parse_method(method_text);
   int64_t max_mem = 0;
   try {
@@ -141,7 +174,7 @@ int run(std::vector<std::string> argv) {
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
     throw InputError(dst, "exists; pass --overwrite to replace it");
   }
-  ta::StoreOptions store{.overwrite = overwrite, .protect = {src}};
+  ta::StoreOptions store{.overwrite = overwrite, .protect = {src}, .zarr = format};
   try {
     ta::check_target(dst, store);
   } catch (const StorageError& e) {
@@ -176,6 +209,8 @@ int run(std::vector<std::string> argv) {
   ta::RechunkStoreResult done;
   try {
     done = ta::rechunk_store(x, target, dst, store_options);
+  } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, found before writing
+    throw UsageError(std::string("--codec: ") + e.what());
   } catch (const Cancelled&) {
     if (interrupts.signal() == 0) throw;
     std::fprintf(stderr, "\ntessera rechunk: interrupted by %s; %s left as it was, temporaries removed\n",

@@ -1,5 +1,6 @@
 #include "tessera/array/core/dtype.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <absl/strings/str_cat.h>
@@ -26,7 +27,16 @@ std::string type_string(DType d) {
 
 }  // namespace
 
-DType DType::parse(std::string_view text) {
+DType DType::parse(std::string_view text) { return parse(text, nullptr); }
+
+std::string DType::big_endian_str() const {
+  std::string s = type_string(*this);
+  if (itemsize() > 1) s[0] = '>';
+  return s;
+}
+
+DType DType::parse(std::string_view text, bool* big_endian) {
+  if (big_endian != nullptr) *big_endian = false;
   for (int i = 0; i < count; ++i) {
     if (kNames[i] == text) return static_cast<Id>(i);
   }
@@ -42,7 +52,9 @@ DType DType::parse(std::string_view text) {
     DType d = static_cast<Id>(i);
     std::string s = type_string(d).substr(1);
     if (s != body) continue;
-    if (order == '>' && d.itemsize() > 1) {
+    if (order == '>' && d.itemsize() > 1 && big_endian != nullptr) {
+      *big_endian = true;
+    } else if (order == '>' && d.itemsize() > 1) {
       throw TypeError(absl::StrCat("dtype '", std::string(text),
                                    "' is big-endian; tessera reads little-endian data only (expected '<",
                                    std::string(body), "')"));
@@ -50,6 +62,13 @@ DType DType::parse(std::string_view text) {
     return d;
   }
   throw_unknown(text);
+}
+
+void byteswap(std::byte* data, size_t count, DType dtype) {
+  const size_t unit = dtype.is_complex() ? dtype.itemsize() / 2 : dtype.itemsize();
+  if (unit == 1) return;
+  const size_t n = count * dtype.itemsize() / unit;
+  for (size_t i = 0; i < n; ++i) std::reverse(data + i * unit, data + (i + 1) * unit);
 }
 
 std::string DType::str() const { return type_string(*this); }

@@ -39,14 +39,14 @@ const PyLiteral& entry(const PyLiteral& dict, std::string_view key, PyLiteral::K
   return *v;
 }
 
-DType header_dtype(const PyLiteral& dict, const std::string& path) {
+DType header_dtype(const PyLiteral& dict, bool* big_endian, const std::string& path) {
   const PyLiteral* descr = dict.find("descr");
   if (descr != nullptr && descr->kind == PyLiteral::Kind::List) {
     throw StorageError(path, "structured dtypes (a list of fields in 'descr') are not supported");
   }
   const std::string& text = entry(dict, "descr", PyLiteral::Kind::Str, path).str;
   try {
-    return DType::parse(text);
+    return DType::parse(text, big_endian);
   } catch (const TypeError& e) {
     throw StorageError(path, absl::StrCat("unsupported dtype in .npy header: ", e.what()));
   }
@@ -74,16 +74,16 @@ Shape header_shape(const PyLiteral& dict, DType dtype, const std::string& path) 
   return shape;
 }
 
-std::string header_text(DType dtype, const Shape& shape, bool fortran_order) {
+std::string header_text(DType dtype, const Shape& shape, bool fortran_order, bool big_endian) {
   std::string dims = shape.size() == 1 ? absl::StrCat("(", shape[0], ",)") : shape_str(shape);
-  return absl::StrCat("{'descr': '", dtype.str(), "', 'fortran_order': ", fortran_order ? "True" : "False",
+  return absl::StrCat("{'descr': '", big_endian ? dtype.big_endian_str() : dtype.str(), "', 'fortran_order': ", fortran_order ? "True" : "False",
                       ", 'shape': ", dims, ", }");
 }
 
 // The whole preamble: magic, version, length and the dict padded with spaces and a
 // newline so the data starts on a 64-byte boundary.
-std::string preamble(DType dtype, const Shape& shape, bool fortran_order) {
-  std::string dict = header_text(dtype, shape, fortran_order);
+std::string preamble(DType dtype, const Shape& shape, bool fortran_order, bool big_endian = false) {
+  std::string dict = header_text(dtype, shape, fortran_order, big_endian);
   for (int major : {1, 2}) {
     const size_t prefix = kMagicLength + 2 + (major == 1 ? 2 : 4);
     const size_t total = (prefix + dict.size() + 1 + kAlign - 1) / kAlign * kAlign;
@@ -132,7 +132,7 @@ Header parse_header(const std::byte* data, size_t size, const std::string& path)
   if (dict.kind != PyLiteral::Kind::Dict) {
     throw StorageError(path, absl::StrCat("bad .npy header: expected a dict, found ", dict.kind_name()));
   }
-  h.dtype = header_dtype(dict, path);
+  h.dtype = header_dtype(dict, &h.big_endian, path);
   h.fortran_order = entry(dict, "fortran_order", PyLiteral::Kind::Bool, path).boolean;
   h.shape = header_shape(dict, h.dtype, path);
   if (h.data_offset % h.dtype.itemsize() != 0) {
@@ -170,9 +170,20 @@ NDArray open(const std::string& path, Access access) {
   auto file = MappedFile::open(path, access);
   Header h = parse_header(file->data(), file->size(), path);
   const size_t nbytes = check_data_size(h, file->size(), path);
+  if (h.big_endian && access == Access::ReadWrite) {
+    throw StorageError(path, "a big-endian .npy file cannot be opened read-write (its elements are swapped on read)");
+  }
   Strides strides = h.fortran_order ? NDArray::f_strides(h.shape, h.dtype.itemsize())
                                     : NDArray::c_strides(h.shape, h.dtype.itemsize());
-  return NDArray(file->region(h.data_offset, nbytes), h.dtype, std::move(h.shape), std::move(strides), 0);
+  NDArray view(file->region(h.data_offset, nbytes), h.dtype, std::move(h.shape), std::move(strides), 0);
+  return h.big_endian ? to_native(view) : view;
+}
+
+NDArray to_native(const NDArray& big_endian) {
+  NDArray out = NDArray::empty(big_endian.dtype(), big_endian.shape());
+  out.assign(big_endian);  // the bytes, as they are; then swapped in place
+  byteswap(out.data(), static_cast<size_t>(out.size()), out.dtype());
+  return out;
 }
 
 NDArray create(const std::string& path, DType dtype, const Shape& shape, bool fortran_order) {
@@ -184,9 +195,18 @@ NDArray create(const std::string& path, DType dtype, const Shape& shape, bool fo
   return NDArray(file->region(head.size(), nbytes), dtype, shape, std::move(strides), 0);
 }
 
-void save(const std::string& path, const NDArray& array) {
-  NDArray out = create(path, array.dtype(), array.shape());
+void save(const std::string& path, const NDArray& array, bool big_endian) {
+  if (!big_endian) {
+    create(path, array.dtype(), array.shape()).assign(array);
+    return;
+  }
+  const std::string head = preamble(array.dtype(), array.shape(), false, true);
+  auto file = MappedFile::create(path, head.size() + array.nbytes());
+  std::memcpy(file->data(), head.data(), head.size());
+  NDArray out(file->region(head.size(), array.nbytes()), array.dtype(), array.shape(),
+              NDArray::c_strides(array.shape(), array.dtype().itemsize()), 0);
   out.assign(array);
+  byteswap(out.data(), static_cast<size_t>(out.size()), out.dtype());
 }
 
 }  // namespace tessera::array::npy

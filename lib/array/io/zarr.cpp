@@ -1,121 +1,37 @@
+// zarr stores: opening (v2, v3, arrays inside groups or found through
+// consolidated metadata), creating, and reading and writing one chunk.
 #include "tessera/array/io/zarr.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <thread>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
-#include <nlohmann/json.hpp>
 
+#include "array/io/unique_fd.hpp"
+#include "array/io/zarr_json.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array::zarr {
 namespace {
 
-using nlohmann::json;
 namespace fs = std::filesystem;
+using detail::json;
 
-std::string zarray_path(const std::string& dir) { return (fs::path(dir) / ".zarray").string(); }
-
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw StorageError(path, absl::StrCat("bad .zarray: ", what));
+bool path_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
 }
 
-const json& field(const json& meta, const char* key, const std::string& path) {
-  auto it = meta.find(key);
-  if (it == meta.end()) bad(path, absl::StrCat("expected the key \"", key, "\""));
-  return *it;
-}
-
-Shape int_list(const json& v, const char* key, bool positive, const std::string& path) {
-  if (!v.is_array()) bad(path, absl::StrCat("expected \"", key, "\" to be a list of integers, found ", v.dump()));
-  Shape out;
-  for (const json& e : v) {
-    if (!e.is_number_integer() || e.get<int64_t>() < (positive ? 1 : 0)) {
-      bad(path, absl::StrCat("expected \"", key, "\" to hold ", positive ? "positive" : "non-negative",
-                             " integers, found ", v.dump()));
-    }
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
-}
-
-// A codec object ({"id": "blosc", ...}) or list of them, named for the error.
-std::string codec_names(const json& v) {
-  auto name = [](const json& c) {
-    return c.is_object() && c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : c.dump();
-  };
-  if (!v.is_array()) return name(v);
-  std::vector<std::string> names;
-  for (const json& c : v) names.push_back(name(c));
-  return absl::StrJoin(names, ", ");
-}
-
-// zarr writes NaN and the infinities as strings.
-std::optional<double> json_real(const json& v) {
-  if (v.is_number()) return v.get<double>();
-  if (!v.is_string()) return std::nullopt;
-  const std::string s = v.get<std::string>();
-  if (s == "NaN") return std::nan("");
-  if (s == "Infinity") return HUGE_VAL;
-  if (s == "-Infinity") return -HUGE_VAL;
-  return std::nullopt;
-}
-
-json real_json(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return v;
-}
-
-std::optional<Scalar> parse_fill(const json& v, DType dtype, const std::string& path) {
-  if (v.is_null()) return std::nullopt;
-  std::optional<Scalar> s;
-  if (dtype.kind() == 'b' && v.is_boolean()) s = Scalar(v.get<bool>());
-  else if (dtype.kind() == 'b' && v.is_number_integer()) s = Scalar(v.get<int64_t>() != 0);
-  else if (dtype.kind() == 'u' && v.is_number_unsigned()) s = Scalar(v.get<uint64_t>());
-  else if (dtype.is_integer() && v.is_number_integer()) s = Scalar(v.get<int64_t>());
-  else if (dtype.is_floating() && json_real(v)) s = Scalar(*json_real(v));
-  else if (dtype.is_complex() && v.is_array() && v.size() == 2 && json_real(v[0]) && json_real(v[1]))
-    s = Scalar(std::complex<double>(*json_real(v[0]), *json_real(v[1])));
-  else if (dtype.is_complex() && json_real(v)) s = Scalar(*json_real(v));
-  if (!s) bad(path, absl::StrCat("expected a ", dtype.name(), " fill_value, found ", v.dump()));
-  try {
-    dispatch(dtype, [&]<class T>() { (void)s->to<T>(); });
-  } catch (const TypeError& e) {
-    bad(path, absl::StrCat("fill_value: ", e.what()));
-  }
-  return s;
-}
-
-json fill_json(const std::optional<Scalar>& fill, DType dtype) {
-  if (!fill) return nullptr;
-  if (dtype.kind() == 'b') return fill->to<bool>();
-  if (dtype.kind() == 'u') return fill->to<uint64_t>();
-  if (dtype.kind() == 'i') return fill->to<int64_t>();
-  if (dtype.kind() == 'f') return real_json(fill->to<double>());
-  auto c = fill->to<std::complex<double>>();
-  return json::array({real_json(c.real()), real_json(c.imag())});
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StorageError(path, "cannot open", errno);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Writes `bytes` to `path` through a temporary file renamed into place: readers see
-// the old file or the new one, never half of it.
+// Writes `size` bytes to `path` through a temporary file renamed into place:
+// readers see the old file or the new one, never half of it.
 void write_atomically(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
   const std::string tmp = absl::StrCat(path, ".tmp-", ::getpid(), "-", std::hash<std::thread::id>()(std::this_thread::get_id()));
   {
@@ -129,68 +45,67 @@ void write_atomically(const std::string& path, const std::function<void(std::byt
   }
 }
 
-}  // namespace
-
-Metadata parse_metadata(const std::string& text, const std::string& path) {
-  json meta = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (meta.is_discarded()) bad(path, "expected JSON, found text that does not parse");
-  if (!meta.is_object()) bad(path, absl::StrCat("expected a JSON object, found ", meta.dump()));
-  const json& format = field(meta, "zarr_format", path);
-  if (format != 2) bad(path, absl::StrCat("expected zarr_format 2, found ", format.dump()));
-  if (const json& c = field(meta, "compressor", path); !c.is_null()) {
-    throw StorageError(path, absl::StrCat("compressed zarr arrays are not supported yet: compressor '",
-                                          codec_names(c), "'; expected compressor null"));
-  }
-  if (auto f = meta.find("filters"); f != meta.end() && !f->is_null() && !(f->is_array() && f->empty())) {
-    throw StorageError(path, absl::StrCat("zarr filters are not supported: '", codec_names(*f),
-                                          "'; expected filters null"));
-  }
-  Metadata m;
-  const json& dtype = field(meta, "dtype", path);
-  if (!dtype.is_string()) bad(path, absl::StrCat("expected \"dtype\" to be a type string, found ", dtype.dump()));
-  try {
-    m.dtype = DType::parse(dtype.get<std::string>());
-  } catch (const TypeError& e) {
-    bad(path, e.what());
-  }
-  m.shape = int_list(field(meta, "shape", path), "shape", false, path);
-  m.chunk_shape = int_list(field(meta, "chunks", path), "chunks", true, path);
-  if (m.chunk_shape.size() != m.shape.size()) {
-    bad(path, absl::StrCat("expected one chunk size per axis of shape ", shape_str(m.shape), ", found chunks ",
-                           shape_str(m.chunk_shape)));
-  }
-  try {
-    array_nbytes(m.dtype, m.chunk_shape);
-  } catch (const Error& e) {
-    bad(path, absl::StrCat("chunks: ", e.what()));
-  }
-  const json& order = field(meta, "order", path);
-  if (order != "C" && order != "F") bad(path, absl::StrCat("expected order \"C\" or \"F\", found ", order.dump()));
-  m.order = order == "C" ? Order::C : Order::F;
-  if (auto sep = meta.find("dimension_separator"); sep != meta.end() && !sep->is_null()) {
-    if (*sep != "." && *sep != "/") {
-      bad(path, absl::StrCat("expected dimension_separator \".\" or \"/\", found ", sep->dump()));
+// A chunk file read with pread.
+class FileSource final : public detail::ChunkSource {
+ public:
+  FileSource(int fd, size_t size) : fd_(fd), size_(size) {}
+  size_t size() const override { return size_; }
+  void read(size_t offset, codec::MutableBytes out) const override {
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        throw codec::CodecError(absl::StrCat("cannot read ", out.size(), " bytes at offset ", offset,
+                                             n < 0 ? absl::StrCat(": ", std::strerror(errno)) : ": the file is shorter"));
+      }
+      done += static_cast<size_t>(n);
     }
-    m.dimension_separator = sep->get<std::string>()[0];
   }
-  m.fill_value = parse_fill(field(meta, "fill_value", path), m.dtype, path);
-  return m;
+
+ private:
+  int fd_;
+  size_t size_;
+};
+
+// The array's metadata from a consolidated `.zmetadata` of an enclosing group.
+std::optional<Metadata> consolidated(const fs::path& array) {
+  fs::path root = array.parent_path();
+  std::string rel = array.filename().string();
+  for (int depth = 0; depth < 64 && !root.empty(); ++depth) {
+    const fs::path meta = root / ".zmetadata";
+    if (path_exists(meta)) {
+      const std::string text = detail::read_text(meta.string());
+      json all = json::parse(text, nullptr, false);
+      const std::string key = rel + "/.zarray";
+      if (all.is_object() && all.contains("metadata") && all["metadata"].is_object() && all["metadata"].contains(key)) {
+        return parse_metadata(all["metadata"][key].dump(), absl::StrCat(meta.string(), " (", key, ")"));
+      }
+    }
+    if (root == root.parent_path()) break;
+    rel = (root.filename() / rel).string();
+    root = root.parent_path();
+  }
+  return std::nullopt;
 }
 
-std::string format_metadata(const Metadata& m) {
-  json meta = {
-      {"chunks", m.chunk_shape},
-      {"compressor", nullptr},
-      {"dimension_separator", std::string(1, m.dimension_separator)},
-      {"dtype", m.dtype.str()},
-      {"fill_value", fill_json(m.fill_value, m.dtype)},
-      {"filters", nullptr},
-      {"order", m.order == Order::C ? "C" : "F"},
-      {"shape", m.shape},
-      {"zarr_format", 2},
-  };
-  return meta.dump(4) + "\n";
+[[noreturn]] void not_an_array(const std::string& path) {
+  if (is_group(path)) {
+    std::vector<std::string> members;
+    for (const Node& n : walk(path)) {
+      if (!n.path.empty()) members.push_back(n.is_group ? n.path + "/" : n.path);
+      if (members.size() == 20) {
+        members.push_back("...");
+        break;
+      }
+    }
+    throw StorageError(path, absl::StrCat("is a zarr group, not an array; expected a path to one of its arrays: ",
+                                          members.empty() ? "(none)" : absl::StrJoin(members, ", ")));
+  }
+  throw StorageError(path, "no zarr array here: expected .zarray (zarr v2) or zarr.json (zarr v3)");
 }
+
+}  // namespace
 
 Store::Store(std::string path, Metadata metadata, Access access)
     : path_(std::move(path)), meta_(std::move(metadata)), access_(access) {
@@ -199,12 +114,25 @@ Store::Store(std::string path, Metadata metadata, Access access)
     sizes.push_back(normalize_chunks(meta_.chunk_shape[a], {meta_.shape[a]})[0]);
   }
   chunks_ = Chunks(std::move(sizes));
+  if (meta_.zarr_format == 3) {
+    const std::string meta_path = (fs::path(path_) / "zarr.json").string();
+    codec_ = detail::v3_codec(json::parse(meta_.codecs_json), meta_.dtype, meta_.chunk_shape, meta_.fill_value,
+                              meta_path, &meta_.inner_chunk_shape);
+  } else {
+    if (meta_.codecs_json.empty()) meta_.codecs_json = R"({"compressor": null, "filters": null})";
+    codec_ = detail::v2_codec(meta_, (fs::path(path_) / ".zarray").string());
+  }
 }
+
+bool Store::raw() const { return codec_->raw(); }
+
+std::vector<std::string> Store::describe_codecs() const { return codec_->describe(); }
 
 std::string Store::chunk_key(const std::vector<int64_t>& block) const {
   chunks_.block_shape(block);  // checks the index
-  if (block.empty()) return "0";
-  return absl::StrJoin(block, std::string(1, meta_.dimension_separator));
+  const std::string sep(1, meta_.dimension_separator);
+  if (meta_.zarr_format == 2 || meta_.v2_chunk_keys) return block.empty() ? "0" : absl::StrJoin(block, sep);
+  return block.empty() ? "c" : absl::StrCat("c", sep, absl::StrJoin(block, sep));
 }
 
 std::string Store::chunk_path(const std::vector<int64_t>& block) const {
@@ -223,9 +151,8 @@ size_t Store::chunk_nbytes() const {
 }
 
 NDArray Store::full_chunk(Buffer bytes) const {
-  const size_t item = meta_.dtype.itemsize();
-  Strides strides = meta_.order == Order::C ? NDArray::c_strides(meta_.chunk_shape, item)
-                                            : NDArray::f_strides(meta_.chunk_shape, item);
+  Strides strides = codec_->raw_strides();
+  if (strides.size() != meta_.chunk_shape.size()) strides = NDArray::c_strides(meta_.chunk_shape, meta_.dtype.itemsize());
   return NDArray(std::move(bytes), meta_.dtype, meta_.chunk_shape, std::move(strides), 0);
 }
 
@@ -246,23 +173,41 @@ bool Store::fill_is_zero() const {
 
 NDArray Store::read_chunk(const std::vector<int64_t>& block) const {
   const std::string file_path = chunk_path(block);
-  std::error_code ec;
-  if (!fs::exists(file_path, ec)) {
-    return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
+  if (codec_->raw()) {
+    if (!path_exists(file_path)) {
+      return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
+    }
+    auto file = MappedFile::open(file_path, access_);
+    if (file->size() != chunk_nbytes()) {
+      throw StorageError(file_path, absl::StrCat("expected an uncompressed chunk of ", chunk_nbytes(), " bytes (",
+                                                 meta_.dtype.name(), " ", shape_str(meta_.chunk_shape), "), found ",
+                                                 file->size(), " bytes"));
+    }
+    return view_of(block, file->region(0, file->size()));
   }
-  auto file = MappedFile::open(file_path, access_);
-  if (file->size() != chunk_nbytes()) {
-    throw StorageError(file_path, absl::StrCat("expected an uncompressed chunk of ", chunk_nbytes(), " bytes (",
-                                               meta_.dtype.name(), " ", shape_str(meta_.chunk_shape), "), found ",
-                                               file->size(), " bytes"));
+  const UniqueFd file(::open(file_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.fd < 0) {
+    if (errno == ENOENT) {
+      return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
+    }
+    throw StorageError(file_path, "cannot open the chunk file", errno);
   }
-  return view_of(block, file->region(0, file->size()));
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) throw StorageError(file_path, "cannot stat the chunk file", errno);
+  Buffer bytes = Buffer::allocate(std::max<size_t>(chunk_nbytes(), 1));
+  try {
+    codec_->decode_from(FileSource(file.fd, static_cast<size_t>(st.st_size)), full_chunk(bytes));
+  } catch (const codec::CodecError& e) {
+    throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), " of ", path_, ": ", e.what()));
+  }
+  return view_of(block, std::move(bytes));
 }
 
 NDArray Store::map_chunk(const std::vector<int64_t>& block) const {
   if (!writable()) throw StorageError(path_, "cannot write a chunk: the store was opened read-only");
+  if (!codec_->raw()) throw StorageError(path_, "cannot map a chunk of an encoded store; use write_chunk");
   const std::string file_path = chunk_path(block);
-  if (meta_.dimension_separator == '/') fs::create_directories(fs::path(file_path).parent_path());
+  fs::create_directories(fs::path(file_path).parent_path());
   auto file = MappedFile::create(file_path, chunk_nbytes());  // zeros
   Buffer bytes = file->region(0, file->size());
   if (!fill_is_zero()) full_chunk(bytes).fill(*meta_.fill_value);
@@ -277,30 +222,57 @@ void Store::write_chunk(const std::vector<int64_t>& block, const NDArray& data) 
                              " array of shape ", shape_str(expected), ", found a ", data.describe()));
   }
   const std::string file_path = chunk_path(block);
-  if (meta_.dimension_separator == '/') fs::create_directories(fs::path(file_path).parent_path());
+  fs::create_directories(fs::path(file_path).parent_path());
   const bool padded = expected != meta_.chunk_shape;
-  write_atomically(
-      file_path,
-      [&](std::byte* bytes) {
-        Buffer buffer(std::shared_ptr<std::byte>(std::shared_ptr<std::byte>(), bytes), chunk_nbytes(), true);
-        if (padded && !fill_is_zero()) full_chunk(buffer).fill(*meta_.fill_value);
-        view_of(block, buffer).assign(data);
-      },
-      chunk_nbytes());
+  if (codec_->raw()) {
+    write_atomically(
+        file_path,
+        [&](std::byte* bytes) {
+          Buffer buffer(std::shared_ptr<std::byte>(std::shared_ptr<std::byte>(), bytes), chunk_nbytes(), true);
+          if (padded && !fill_is_zero()) full_chunk(buffer).fill(*meta_.fill_value);
+          view_of(block, buffer).assign(data);
+        },
+        chunk_nbytes());
+    return;
+  }
+  NDArray chunk = data;
+  if (padded) {
+    chunk = NDArray::full(meta_.dtype, meta_.chunk_shape, meta_.fill_value.value_or(Scalar(0)));
+    std::vector<Slice> trim;
+    for (int64_t extent : expected) trim.emplace_back(0, extent);
+    chunk.slice(trim).assign(data);
+  }
+  detail::EncodedChunk encoded;
+  try {
+    encoded = codec_->encode(chunk);
+  } catch (const codec::CodecError& e) {
+    throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), ": ", e.what()));
+  }
+  write_atomically(file_path, [&](std::byte* p) { std::memcpy(p, encoded.buffer.data(), encoded.size); }, encoded.size);
 }
 
 Store open(const std::string& path, Access access) {
-  const std::string meta_path = zarray_path(path);
-  return Store(path, parse_metadata(read_text(meta_path), meta_path), access);
+  const fs::path dir(path);
+  if (path_exists(dir / ".zarray")) {
+    const std::string meta_path = (dir / ".zarray").string();
+    return Store(path, parse_metadata(detail::read_text(meta_path), meta_path), access);
+  }
+  if (path_exists(dir / "zarr.json")) {
+    const std::string meta_path = (dir / "zarr.json").string();
+    const std::string text = detail::read_text(meta_path);
+    json probe = json::parse(text, nullptr, false);
+    if (probe.is_object() && probe.value("node_type", "") == "group") not_an_array(path);
+    return Store(path, parse_metadata_v3(text, meta_path), access);
+  }
+  if (is_group(path)) not_an_array(path);
+  if (std::optional<Metadata> m = consolidated(fs::absolute(dir).lexically_normal())) {
+    return Store(path, std::move(*m), access);
+  }
+  not_an_array(path);
 }
 
 Store create(const std::string& path, DType dtype, const Shape& shape, const Shape& chunk_shape,
-             std::optional<Scalar> fill_value) {
-  Metadata m;
-  m.dtype = dtype;
-  m.shape = shape;
-  m.chunk_shape = chunk_shape;
-  m.fill_value = std::move(fill_value);
+             std::optional<Scalar> fill_value, const Format& format) {
   if (chunk_shape.size() != shape.size()) {
     throw ChunkError(absl::StrCat("zarr chunks ", shape_str(chunk_shape), ": expected one size per axis of shape ",
                                   shape_str(shape)));
@@ -312,15 +284,68 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
     }
     if (shape[a] < 0) throw ChunkError(absl::StrCat("shape ", shape_str(shape), " has a negative extent"));
   }
+  if (format.zarr_format != 2 && format.zarr_format != 3) {
+    throw std::invalid_argument(absl::StrCat("zarr_format: expected 2 or 3, found ", format.zarr_format));
+  }
+  Metadata m;
+  m.zarr_format = format.zarr_format;
+  m.dtype = dtype;
+  m.shape = shape;
+  m.chunk_shape = chunk_shape;
+  m.fill_value = std::move(fill_value);
   if (m.fill_value) dispatch(dtype, [&]<class T>() { (void)m.fill_value->to<T>(); });
+  const codec::CodecPtr compressor = codec::from_spec(format.codec, dtype);
+  if (format.zarr_format == 2) {
+    if (!format.inner_chunks.empty()) throw std::invalid_argument("sharding (inner chunks) needs zarr_format 3");
+    m.codecs_json = json{{"compressor", compressor ? compressor->v2_json() : json(nullptr)}, {"filters", nullptr}}.dump();
+  } else {
+    if (!m.fill_value) m.fill_value = Scalar(0);
+    m.dimension_separator = '/';
+    json chain = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+    if (compressor) {
+      json c = compressor->v3_json();
+      if (c.is_null()) {
+        throw std::invalid_argument(absl::StrCat("codec '", compressor->name(),
+                                                 "' has no zarr v3 form; expected none, blosc, zstd or gzip"));
+      }
+      chain.push_back(c);
+    }
+    if (!format.inner_chunks.empty()) {
+      if (format.inner_chunks.size() != shape.size()) {
+        throw ChunkError(absl::StrCat("inner chunks ", shape_str(format.inner_chunks), ": expected one size per axis of shape ",
+                                      shape_str(shape)));
+      }
+      for (size_t a = 0; a < shape.size(); ++a) {
+        if (format.inner_chunks[a] <= 0 || chunk_shape[a] % format.inner_chunks[a] != 0) {
+          throw ChunkError(absl::StrCat("inner chunks ", shape_str(format.inner_chunks), " must divide the shard shape ",
+                                        shape_str(chunk_shape), " (axis ", a, ")"));
+        }
+      }
+      json index = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
+      chain = json::array({{{"name", "sharding_indexed"},
+                            {"configuration",
+                             {{"chunk_shape", format.inner_chunks},
+                              {"codecs", chain},
+                              {"index_codecs", index},
+                              {"index_location", "end"}}}}});
+    }
+    m.codecs_json = chain.dump();
+  }
+  const std::string file = format.zarr_format == 2 ? ".zarray" : "zarr.json";
+  detail::check_sizes(shape, chunk_shape, dtype, (fs::path(path) / file).string());
   std::error_code ec;
   fs::create_directories(path, ec);
   if (ec) throw StorageError(path, "cannot create the directory", ec.value());
-  const std::string meta_path = zarray_path(path);
-  if (fs::exists(meta_path, ec)) throw StorageError(path, "a zarr array exists here already (.zarray)");
-  const std::string text = format_metadata(m);
-  write_atomically(meta_path, [&](std::byte* p) { std::memcpy(p, text.data(), text.size()); }, text.size());
-  return Store(path, std::move(m), Access::ReadWrite);
+  if (path_exists(fs::path(path) / ".zarray") || path_exists(fs::path(path) / "zarr.json")) {
+    throw StorageError(path, "a zarr array exists here already");
+  }
+  Store store(path, std::move(m), Access::ReadWrite);
+  detail::write_text((fs::path(path) / file).string(), format_metadata(store.metadata()));
+  return store;
+}
+
+std::string format_metadata(const Metadata& metadata) {
+  return metadata.zarr_format == 3 ? detail::format_v3(metadata) : detail::format_v2(metadata);
 }
 
 }  // namespace tessera::array::zarr

@@ -114,7 +114,8 @@ NDArray npy_block(SharedMapping& mapping, const npy::Header& h, const std::vecto
   }
   Strides strides = h.fortran_order ? NDArray::f_strides(h.shape, h.dtype.itemsize())
                                     : NDArray::c_strides(h.shape, h.dtype.itemsize());
-  return NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
+  NDArray block = NDArray(file->region(h.data_offset, nbytes), h.dtype, h.shape, std::move(strides), 0).slice(region);
+  return h.big_endian ? npy::to_native(block) : block;  // big-endian: a swapped copy
 }
 
 Array from_npy(const std::string& path) { return from_npy(path, contiguous_auto(npy::read_header(path))); }

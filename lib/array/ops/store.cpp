@@ -30,11 +30,16 @@ void store_npy(const Array& x, const std::string& tmp, const std::string& name, 
 }
 
 void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
-  auto target = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x.chunks())));
+  auto target = std::make_shared<const zarr::Store>(
+      zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x.chunks()), Scalar(0), options.zarr));
   write_blocks(
       x, name,
       [target](const std::vector<int64_t>& block, const NDArray& b) {
-        target->map_chunk(block).assign(b);  // dirty pages of a shared mapping: the page cache has them
+        if (target->raw()) {
+          target->map_chunk(block).assign(b);  // dirty pages of a shared mapping: the page cache has them
+        } else {
+          target->write_chunk(block, b);  // encoded here, in the block's task
+        }
       },
       options.compute);
 }

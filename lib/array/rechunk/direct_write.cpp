@@ -152,9 +152,11 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
                                  const RechunkStoreOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.rechunk.block_size_limit);
   const storage::PublishOptions publish = publish_options(path, options.store);
-  // Direct writes make zarr chunk files; a .npy target is stored whole.
-  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && publish.kind == storage::Kind::zarr &&
-      x.size() > 0 && x.ndim() > 0) {
+  // Direct writes land raw bytes in zarr chunk files: a .npy target is stored whole, an encoded or
+  // sharded one block by block.
+  const bool raw = publish.kind == storage::Kind::zarr && options.store.zarr.codec == "none" &&
+                   options.store.zarr.zarr_format == 2 && options.store.zarr.inner_chunks.empty();
+  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && raw && x.size() > 0 && x.ndim() > 0) {
     auto w = std::make_shared<ChunkWriter>();
     w->maps = old_to_new(x.chunks().sizes(), target.sizes());
     w->feeds = detail::feeds_of(w->maps, x.chunks());
@@ -163,8 +165,12 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
     w->chunk_strides = NDArray::c_strides(w->chunk_shape, x.dtype().itemsize());
     w->numblocks = target.numblocks();
     if (direct_writes_pay(*w, x.chunks(), options.direct_min_run)) {
-      storage::publish(path, publish, [&](const std::string& tmp) {
-        w->store = std::make_shared<const zarr::Store>(zarr::create(tmp, x.dtype(), x.shape(), w->chunk_shape));
+  const storage::PublishOptions publish = publish_options(path, options.store);
+  // Direct writes land raw bytes in zarr chunk files: a .npy target is stored whole, an encoded or
+  // sharded one block by block.
+  const bool raw = publish.kind == storage::Kind::zarr && options.store.zarr.codec == "none" &&
+                   options.store.zarr.zarr_format == 2 && options.store.zarr.inner_chunks.empty();
+  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && raw && x.size() > 0 && x.ndim() > 0) {
         create_chunk_files(*w);
         const std::shared_ptr<const ChunkWriter> writer = w;
         write_blocks(

@@ -44,6 +44,28 @@ TEST_CASE("unknown and big-endian type strings are refused with a clear message"
   REQUIRE_THROWS_WITH_AS(DType::parse(">f8"), doctest::Contains("big-endian"), TypeError);
 }
 
+TEST_CASE("big-endian type strings parse for readers that swap, and byteswap swaps each element") {
+  bool big = false;
+  CHECK(DType::parse(">f8", &big) == DType::float64());
+  CHECK(big);
+  CHECK(DType::parse("<i2", &big) == DType::int16());
+  CHECK(!big);
+  CHECK(DType::parse(">u1", &big) == DType::uint8());
+  CHECK(!big);  // one byte: no order
+  CHECK(DType::complex64().big_endian_str() == ">c8");
+  CHECK(DType::bool_().big_endian_str() == "|b1");
+  uint32_t v[2] = {0x01020304u, 0xA0B0C0D0u};
+  byteswap(reinterpret_cast<std::byte*>(v), 2, DType::uint32());
+  CHECK(v[0] == 0x04030201u);
+  CHECK(v[1] == 0xD0C0B0A0u);
+  uint16_t c[4] = {0x0102, 0x0304, 0x0506, 0x0708};  // one complex number's halves would be 4 bytes in complex64
+  byteswap(reinterpret_cast<std::byte*>(c), 1, DType::complex64());
+  CHECK(c[0] == 0x0403);
+  CHECK(c[1] == 0x0201);
+  CHECK(c[2] == 0x0807);
+  CHECK(c[3] == 0x0605);
+}
+
 TEST_CASE("C++ types map to dtypes and dispatch visits the C++ type") {
   static_assert(dtype_of<double> == DType::float64());
   static_assert(dtype_of<const float> == DType::float32());

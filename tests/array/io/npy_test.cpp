@@ -6,7 +6,9 @@
 #include <absl/strings/str_join.h>
 
 #include "array/support.hpp"
+#include "tessera/array/array.hpp"
 #include "tessera/array/io/npy.hpp"
+#include "tessera/array/ops/creation.hpp"
 #include "tessera/graph/error.hpp"
 #include "python_peer.hpp"
 
@@ -144,7 +146,6 @@ TEST_CASE("npy: truncated and garbage files give StorageError naming the path") 
              "expected 'fortran_order' to be a bool, found an integer");
   fails_with(npy_v1("{'descr': '<U5', 'fortran_order': False, 'shape': (2,)}"), "unsupported dtype in .npy header");
   fails_with(npy_v1("{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2,)}"), "structured dtypes");
-  fails_with(npy_v1("{'descr': '>f8', 'fortran_order': False, 'shape': (2,)}"), "big-endian");
   fails_with(npy_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (2, -1)}"), "has a negative extent");
   fails_with(npy_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296)}"), "is too large");
   fails_with(npy_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,)}"),
@@ -208,4 +209,36 @@ for k, (shape, index) in enumerate(cases):
 print('ok')
 )");
   CHECK(out == "ok\n");
+}
+
+TEST_CASE("npy: big-endian files read into native order (in from_npy's blocks too) and are written when asked" *
+          python_peer::needed()) {
+  TempDir dir;
+  run_python(dir, std::string(kPythonPattern) + R"(
+import sys
+d = sys.argv[0].rsplit('/', 1)[0]
+for t in ['>f8', '>i4', '>u2', '>c8']:
+    np.save(f'{d}/be{t[1:]}.npy', pattern(t, (5, 3)))
+np.save(f'{d}/fbe.npy', np.asfortranarray(pattern('>i8', (4, 6))))
+)");
+  for (DType dtype : {DType::float64(), DType::int32(), DType::uint16(), DType::complex64()}) {
+    const std::string path = dir / ("be" + dtype.str().substr(1) + ".npy");
+    CAPTURE(path);
+    CHECK(npy::read_header(path).big_endian);
+    CHECK(array_equal(npy::open(path), pattern_array(dtype, {5, 3})));
+    CHECK(array_equal(from_npy(path, {2, 2}).compute({.num_workers = 2}), pattern_array(dtype, {5, 3})));
+    npy::save(dir / ("out" + dtype.str().substr(1) + ".npy"), pattern_array(dtype, {5, 3}), /*big_endian=*/true);
+  }
+  CHECK(array_equal(npy::open(dir / "fbe.npy"), pattern_array(DType::int64(), {4, 6})));
+  REQUIRE_THROWS_WITH_AS(npy::open(dir / "fbe.npy", Access::ReadWrite),
+                         doctest::Contains("a big-endian .npy file cannot be opened read-write"), StorageError);
+  CHECK(run_python(dir, std::string(kPythonPattern) + R"(
+import sys
+d = sys.argv[0].rsplit('/', 1)[0]
+for t in ['>f8', '>i4', '>u2', '>c8']:
+    a = np.load(f'{d}/out{t[1:]}.npy')
+    assert a.dtype == np.dtype(t), a.dtype
+    assert np.array_equal(a, pattern(t, (5, 3))), a
+print('ok')
+)") == "ok\n");
 }

@@ -131,24 +131,14 @@ print('ok')
   CHECK(out == "ok\n");
 }
 
-TEST_CASE("zarr: compressed arrays and filters are refused naming the codec" *
-          python_peer::needed()) {
-  TempDir dir;
-  run_python(dir, std::string(kNames) + R"(
-zarr.open(f'{d}/blosc', mode='w', shape=(4,), chunks=(2,), dtype='<f8')
-from numcodecs import Zlib, Delta
-zarr.open(f'{d}/zlib', mode='w', shape=(4,), chunks=(2,), dtype='<f8', compressor=Zlib())
-zarr.open(f'{d}/delta', mode='w', shape=(4,), chunks=(2,), dtype='<f8', compressor=None, filters=[Delta('<f8')])
-)");
-  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "blosc"), doctest::Contains("compressor 'blosc'"), StorageError);
-  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "zlib"), doctest::Contains("compressor 'zlib'"), StorageError);
-  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "delta"), doctest::Contains("filters are not supported: 'delta'"),
-                         StorageError);
-}
-
 TEST_CASE("zarr: bad metadata, wrong chunk sizes and misuse give clear errors") {
   TempDir dir;
-  const std::string good = zarr::format_metadata({{4, 3}, {2, 2}, DType::int16(), Scalar(0), Order::C, '.'});
+  zarr::Metadata m;
+  m.shape = {4, 3};
+  m.chunk_shape = {2, 2};
+  m.dtype = DType::int16();
+  m.fill_value = Scalar(0);
+  const std::string good = zarr::format_metadata(m);
   auto fails_with = [&](const std::string& text, const std::string& message) {
     CAPTURE(text);
     std::filesystem::create_directories(dir / "bad");
@@ -170,14 +160,14 @@ TEST_CASE("zarr: bad metadata, wrong chunk sizes and misuse give clear errors") 
   fails_with(with("shape", "\"big\""), "expected \"shape\" to be a list of integers");
   fails_with(with("chunks", "[2, 0]"), "expected \"chunks\" to hold positive integers");
   fails_with(with("chunks", "[2]"), "expected one chunk size per axis of shape (4, 3), found chunks (2,)");
-  fails_with(with("chunks", "[4294967296, 4294967296]"), "is too large");
+  fails_with(with("chunks", "[4294967296, 4294967296]"), "chunk shape (4294967296, 4294967296) of int16 holds more than 2^62 bytes");
   fails_with(with("dtype", "\"<U4\""), "unknown dtype '<U4'");
   fails_with(with("dtype", "[[\"a\", \"<f8\"]]"), "expected \"dtype\" to be a type string");
   fails_with(with("order", "\"K\""), "expected order \"C\" or \"F\"");
   fails_with(with("fill_value", "\"x\""), "expected a int16 fill_value, found \"x\"");
   fails_with(with("fill_value", "70000"), "cannot be represented as int16");
   fails_with(with("dimension_separator", "\"-\""), "expected dimension_separator");
-  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "none"), doctest::Contains("none/.zarray: cannot open"), StorageError);
+  REQUIRE_THROWS_WITH_AS(zarr::open(dir / "none"), doctest::Contains("none: no zarr array here: expected .zarray (zarr v2) or zarr.json (zarr v3)"), StorageError);
 
   zarr::Store z = zarr::create(dir / "z", DType::int16(), {4, 3}, {2, 2});
   write_bytes(dir / "z/1.0", std::string(7, 'x'));

@@ -61,6 +61,12 @@ class DType {
   //! (`float64`, `bool`, `uint8`). Throws TypeError naming what was found and
   //! what is accepted; a big-endian string (`>f8`) is refused as such.
   static DType parse(std::string_view text);
+  //! As parse, and accepts big-endian strings (`>f8`), setting `*big_endian`
+  //! (false for little-endian, native and one-byte types): for readers that swap
+  //! stored bytes into native order (zarr, .npy).
+  static DType parse(std::string_view text, bool* big_endian);
+  //! numpy's big-endian type string: `>f8`, `|b1` for one-byte types.
+  std::string big_endian_str() const;
 
   constexpr Id id() const { return id_; }
   //! Bytes per element.
@@ -83,6 +89,10 @@ class DType {
   static constexpr char kKind[count] = {'b', 'i', 'i', 'i', 'i', 'u', 'u', 'u', 'u', 'f', 'f', 'c', 'c'};
   Id id_ = Id::Float64;
 };
+
+//! Reverses the bytes of each of `count` elements of `dtype` at `data`, in place
+//! (each half of a complex number on its own): big-endian to native and back.
+void byteswap(std::byte* data, size_t count, DType dtype);
 
 namespace detail {
 

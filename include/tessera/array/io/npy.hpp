@@ -8,9 +8,11 @@
 // Fortran-ordered files give views with Fortran strides. `npy::create` makes a
 // file of the right size (space reserved up front) and returns a writable view
 // of its data. Formats 1.0, 2.0 and 3.0 are read; 1.0 is written (2.0 when the
-// header needs more than 64 KiB). Truncated or garbage headers, unsupported
-// dtypes (structured, strings, objects, big-endian) and files of the wrong
-// size are StorageErrors naming the path.
+// header needs more than 64 KiB). Big-endian files (`>f8`) are read into
+// native order (copied and swapped: they cannot be views of the file) and
+// written when `save` is asked to. Truncated or garbage headers, unsupported
+// dtypes (structured, strings, objects) and files of the wrong size are
+// StorageErrors naming the path.
 //
 // @code
 //   using namespace tessera::array;
@@ -36,6 +38,7 @@ struct Header {
   DType dtype;
   Shape shape;
   bool fortran_order = false;
+  bool big_endian = false;  //!< the file's elements are big-endian
   size_t data_offset = 0;  //!< where the elements start in the file
 };
 
@@ -49,14 +52,18 @@ Header parse_header(const std::byte* data, size_t size, const std::string& path)
 
 //! Maps `path` and returns a view of its elements (read-only unless `access` is
 //! ReadWrite, in which case writes go to the file). StorageError when the header is
-//! bad or the file's size is not the header's offset plus the elements' size.
+//! bad or the file's size is not the header's offset plus the elements' size. A
+//! big-endian file gives a native-order copy (StorageError with ReadWrite).
 NDArray open(const std::string& path, Access access = Access::ReadOnly);
+
+//! A native-order copy of `big_endian`, a view of big-endian elements.
+NDArray to_native(const NDArray& big_endian);
 
 //! Creates `path` (replacing any file there) for a `dtype` array of `shape`, in C
 //! order or Fortran order, and returns a writable view of its (zeroed) elements.
 NDArray create(const std::string& path, DType dtype, const Shape& shape, bool fortran_order = false);
 
-//! Writes `array` to `path` as a C-ordered .npy file.
-void save(const std::string& path, const NDArray& array);
+//! Writes `array` to `path` as a C-ordered .npy file, big-endian (`>f8`) when asked.
+void save(const std::string& path, const NDArray& array, bool big_endian = false);
 
 }  // namespace tessera::array::npy

@@ -1,19 +1,32 @@
-// tessera/array/io/zarr.hpp — zarr v2 directory stores, chunk files mapped in place.
+// tessera/array/io/zarr.hpp — zarr v2 and v3 directory stores: compressed,
+// sharded, big-endian or raw, inside groups.
 //
-// A zarr v2 array is a directory holding a `.zarray` JSON file (shape, chunk
-// shape, dtype, fill value, compressor, order) and one file per chunk named by
-// its block index, `i.j.k`. tessera reads and writes the uncompressed form:
-// each chunk file is the chunk's raw elements, edge chunks stored full-size as
-// zarr stores them, so a chunk is mapped and used in place. A chunk that was
-// never written has no file and reads as the fill value. Compressed arrays and
-// arrays with filters are refused with a StorageError naming the codec.
+// A zarr array is a directory holding its metadata (`.zarray` in v2,
+// `zarr.json` in v3: shape, chunk shape, dtype, fill value, codecs) and one
+// file per chunk named by its block index (`1.2`, `1/2` or v3's `c/1/2`). A
+// chunk is encoded by a pipeline: its elements laid out in C, Fortran or a
+// transposed order, in little- or big-endian bytes, then compressed (blosc,
+// zstd, zlib, gzip, lz4, bz2, lzma), checksummed (crc32c) or filtered (v2's
+// delta and fixedscaleoffset). A v3 array may be sharded: each chunk file (a
+// shard) holds many inner chunks and an index of them.
+//
+// Raw chunks (no codec, little-endian) are mapped and used in place; the
+// others are decoded into fresh memory by whoever calls `read_chunk` (in
+// `from_zarr`, the block's own task, so decoding runs on every worker). A
+// chunk that was never written reads as the fill value; a chunk whose bytes do
+// not decode is a StorageError naming the chunk and the path, never zeros.
+//
+// Metadata is checked when the store is opened: unknown codecs, overflowing
+// shapes, absurd chunk counts and malformed fields are StorageErrors naming
+// the metadata file.
 //
 // @code
 //   using namespace tessera::array;
-//   auto z = zarr::create("out.zarr", DType::float64(), {1000, 1000}, {256, 256}, 0.0);
+//   auto z = zarr::create("out.zarr", DType::float64(), {1000, 1000}, {256, 256}, 0.0,
+//                         {.zarr_format = 3, .codec = "zstd:3", .inner_chunks = {64, 64}});
 //   z.write_chunk({0, 3}, block);          // block: a float64 array of shape (256, 232)
-//   NDArray b = z.read_chunk({3, 3});      // (232, 232): mapped, or the fill value
-//   auto y = zarr::open("data.zarr");      // what python3-zarr wrote, compressor=None
+//   NDArray b = z.read_chunk({3, 3});      // (232, 232): decoded, or the fill value
+//   auto y = zarr::open("data.zarr/group/var");   // what zarr-python wrote
 //   y.chunks();                            // ((256, 256, 256, 232), (256, 256, 256, 232))
 // @endcode
 //
@@ -22,28 +35,56 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tessera/array/core/chunks.hpp"
-#include "tessera/array/io/mapped_file.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/scalar.hpp"
+#include "tessera/array/io/mapped_file.hpp"
 
 namespace tessera::array::zarr {
 
-//! What `.zarray` says, for the uncompressed arrays tessera handles.
+namespace detail {
+class ChunkCodec;
+}
+
+//! What the array's metadata says.
 struct Metadata {
+  int zarr_format = 2;
   Shape shape;
+  //! The chunk grid's chunk shape (a shard's shape when sharded).
   Shape chunk_shape;
+  //! The inner chunks of a sharded v3 array; empty otherwise.
+  Shape inner_chunk_shape;
   DType dtype;
-  //! None (JSON null): missing chunks read as zeros.
+  //! The stored byte order (elements are swapped into native order when read).
+  bool big_endian = false;
+  //! None (JSON null, v2 only): missing chunks read as zeros.
   std::optional<Scalar> fill_value;
-  //! Element order inside each chunk file.
+  //! v2: element order inside each chunk.
   Order order = Order::C;
-  //! '.' (chunk files `1.2`) or '/' (nested folders `1/2`).
+  //! v2: '.' (chunk files `1.2`) or '/' (`1/2`); v3: the chunk key encoding's separator.
   char dimension_separator = '.';
+  //! v3: chunk_key_encoding "v2" (`1.2`, no `c/` prefix) rather than "default".
+  bool v2_chunk_keys = false;
+  //! v3: the axes' names ("" for an unnamed axis); empty when the metadata has none.
+  std::vector<std::string> dimension_names;
+  //! The codecs as the metadata writes them (JSON): v2 `{"compressor": ..., "filters": ...}`, v3 the `codecs` list.
+  std::string codecs_json;
+};
+
+//! How `create` encodes chunks.
+struct Format {
+  //! 2 (`.zarray`) or 3 (`zarr.json`).
+  int zarr_format = 2;
+  //! "none", or a codec spec: "blosc:zstd:5:bitshuffle", "zstd:3", "gzip:6", "lz4", "bz2:9", "lzma:6"
+  //! (v3 takes none, blosc, zstd and gzip).
+  std::string codec = "none";
+  //! v3 only: shard the chunks into inner chunks of this shape (each must divide the chunk).
+  Shape inner_chunks = {};
 };
 
 class Store {
@@ -59,8 +100,12 @@ class Store {
   bool writable() const { return access_ == Access::ReadWrite; }
   //! The array's chunks: chunk_shape along each axis, the last block trimmed to the shape.
   const Chunks& chunks() const { return chunks_; }
+  //! True when chunks are stored raw (no codec, little-endian): read_chunk maps them in place.
+  bool raw() const;
+  //! One line per codec of the pipeline (layout, byte order, compressors...), for `tessera info`.
+  std::vector<std::string> describe_codecs() const;
 
-  //! The chunk's key: `1.2`, `1/2` with '/' separators, `0` for a 0-d array.
+  //! The chunk's key: `1.2`, `1/2`, v3's `c/1/2`; `0` (v3: `c`) for a 0-d array.
   std::string chunk_key(const std::vector<int64_t>& block) const;
   //! The chunk file's path.
   std::string chunk_path(const std::vector<int64_t>& block) const;
@@ -68,16 +113,18 @@ class Store {
   bool has_chunk(const std::vector<int64_t>& block) const;
 
   //! The block's elements (the chunk trimmed to the array's edge): a view of the
-  //! mapped chunk file, read-only unless the store was opened read-write, or a new
-  //! array of the fill value when the chunk has no file. StorageError when the file
-  //! has the wrong size; ChunkError for a block index out of range.
+  //! mapped chunk file for raw chunks (read-only unless opened read-write), the
+  //! decoded chunk otherwise, or a new array of the fill value when the chunk has
+  //! no file. StorageError naming the chunk and the file when its bytes do not
+  //! decode (or a raw file has the wrong size); ChunkError for a block index out of range.
   NDArray read_chunk(const std::vector<int64_t>& block) const;
-  //! Creates the chunk's file (replacing any), full-size and filled with the fill value,
-  //! and returns a writable view of the block's elements in it: a store task writes
-  //! the block straight into the file. StorageError for a read-only store.
+  //! Raw stores only: creates the chunk's file (replacing any), full-size and
+  //! filled with the fill value, and returns a writable view of the block's
+  //! elements in it, so a store task writes the block straight into the file.
+  //! StorageError for a read-only or encoded store.
   NDArray map_chunk(const std::vector<int64_t>& block) const;
-  //! Writes `data` (the block's shape and the store's dtype; Error otherwise) as the
-  //! chunk's file, through a temporary file renamed into place.
+  //! Encodes `data` (the block's shape and the store's dtype; Error otherwise) and
+  //! writes it as the chunk's file, through a temporary file renamed into place.
   void write_chunk(const std::vector<int64_t>& block, const NDArray& data) const;
 
  private:
@@ -90,22 +137,46 @@ class Store {
   Metadata meta_;
   Access access_;
   Chunks chunks_;
+  std::shared_ptr<const detail::ChunkCodec> codec_;
 };
 
-//! Opens the zarr v2 array in directory `path`. StorageError when `.zarray` is
-//! missing, not JSON, not zarr v2, names a compressor or filters (the codec is
-//! named), an unsupported dtype, or fields of the wrong type or size.
+//! Opens the zarr array in directory `path`: v2 (`.zarray`) or v3 (`zarr.json`),
+//! also an array inside a group (`data.zarr/group/var`), found through a
+//! consolidated `.zmetadata` of an enclosing group when the array has no
+//! metadata file of its own. StorageError when there is no array there (a group
+//! says so and lists its members), or the metadata is malformed, names an
+//! unsupported codec or dtype, or describes more chunks or bytes than can exist.
 Store open(const std::string& path, Access access = Access::ReadOnly);
 
-//! Creates a zarr v2 array in directory `path` (created; it must not hold a
-//! `.zarray` already) with no compressor, C order, and `fill_value` (std::nullopt
-//! writes null). Chunk sizes must be positive (ChunkError).
+//! Creates a zarr array in directory `path` (created; it must not hold an array
+//! already) in C order with `fill_value` (std::nullopt writes null; v3 needs a
+//! value) and `format`'s version and codecs. ChunkError for bad chunk sizes,
+//! std::invalid_argument for a bad codec spec.
 Store create(const std::string& path, DType dtype, const Shape& shape, const Shape& chunk_shape,
-             std::optional<Scalar> fill_value = Scalar(0));
+             std::optional<Scalar> fill_value = Scalar(0), const Format& format = {});
 
 //! Parses `.zarray` text; `path` names it in errors.
 Metadata parse_metadata(const std::string& text, const std::string& path);
-//! The `.zarray` text for `metadata` (no compressor, no filters).
+//! Parses a v3 array's `zarr.json` text; `path` names it in errors.
+Metadata parse_metadata_v3(const std::string& text, const std::string& path);
+//! The metadata file's text for `metadata` (`.zarray` for v2, `zarr.json` for v3).
 std::string format_metadata(const Metadata& metadata);
+
+//! One member of a group hierarchy.
+struct Node {
+  //! Relative to the root ("" for the root itself), '/'-separated.
+  std::string path;
+  bool is_group = false;
+  int zarr_format = 2;
+};
+
+//! True when `path` holds a zarr group (`.zgroup`, or a v3 `zarr.json` whose node_type is group).
+bool is_group(const std::string& path);
+//! The hierarchy under `path` (a group or an array), the root first, then its
+//! members depth-first in name order. Walks iteratively; refuses (StorageError)
+//! past 64 levels or 1,000,000 nodes.
+std::vector<Node> walk(const std::string& path);
+//! Creates an empty group at `path` (`.zgroup` or a v3 `zarr.json`).
+void create_group(const std::string& path, int zarr_format = 2);
 
 }  // namespace tessera::array::zarr

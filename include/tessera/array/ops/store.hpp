@@ -14,14 +14,19 @@
 // to the same path (`clean_temporaries` reports them).
 //
 // A .npy target (a path ending in `.npy`) is one C-order file, its space
-// reserved before writing. Any other path is a zarr v2 directory store whose
+// reserved before writing. Any other path is a zarr directory store whose
 // chunks are the Array's chunks (regular chunks are needed: equal blocks along
-// each axis but the last; ChunkError otherwise).
+// each axis but the last; ChunkError otherwise), in `options.zarr`'s version
+// and codec. Raw chunks are written into mapped chunk files; encoded ones are
+// encoded by each block's own task, so compression runs on every worker. A
+// sharded v3 store's shards are the Array's blocks, cut into
+// `zarr.inner_chunks`.
 //
 // @code
 //   namespace ta = tessera::array;
 //   ta::store(ta::random({1 << 20}, 1 << 16), "r.npy");
 //   ta::store(x * 2.0, "out.zarr", {.compute = {.num_workers = 2}});
+//   ta::store(x, "v3.zarr", {.zarr = {.zarr_format = 3, .codec = "zstd:3", .inner_chunks = {32, 32}}});
 // @endcode
 //
 // Thread-safe: may be called from any thread; two stores to one path (or one
@@ -32,6 +37,7 @@
 #include <vector>
 
 #include "tessera/array/array.hpp"
+#include "tessera/array/io/zarr.hpp"
 
 namespace tessera::array {
 
@@ -44,6 +50,8 @@ struct StoreOptions {
   std::vector<std::string> protect = {};
   //! How the graph runs.
   ComputeOptions compute = {};
+  //! A zarr target's version, codec and sharding.
+  zarr::Format zarr = {};
 };
 
 //! Computes `x` into `path` (see the file comment). Throws StorageError when the

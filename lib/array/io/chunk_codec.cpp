@@ -1,0 +1,123 @@
+// The pipeline of one chunk: layout and byte order, then bytes-to-bytes codecs.
+//
+// Decoding writes the last step straight into the caller's array when its
+// strides are the stored layout's and no byte swap follows (the common case:
+// a compressed little-endian chunk decodes into the block's own memory, with
+// no copy after the decompressor); otherwise into a scratch buffer that is
+// swapped and copied into place.
+#include "array/io/chunk_codec.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <absl/strings/str_cat.h>
+
+namespace tessera::array::zarr::detail {
+namespace {
+
+using codec::Bytes;
+using codec::CodecError;
+using codec::MutableBytes;
+
+Buffer fresh(size_t n) { return Buffer::allocate(std::max<size_t>(n, 1)); }
+
+class Pipeline final : public ChunkCodec {
+ public:
+  explicit Pipeline(PipelineSpec spec) : s_(std::move(spec)) {
+    const size_t item = s_.dtype.itemsize();
+    nbytes_ = item;
+    for (int64_t c : s_.chunk_shape) nbytes_ *= static_cast<size_t>(c);
+    // Stored axis i has C-order strides over the permuted shape; the chunk's axis perm[i] takes that stride.
+    Shape stored;
+    for (int64_t a : s_.perm) stored.push_back(s_.chunk_shape[static_cast<size_t>(a)]);
+    const Strides c = NDArray::c_strides(stored, item);
+    strides_.assign(s_.chunk_shape.size(), 0);
+    for (size_t i = 0; i < s_.perm.size(); ++i) strides_[static_cast<size_t>(s_.perm[i])] = c[i];
+    // The size each codec decodes to, when every codec before it has a fixed size.
+    sizes_.assign(s_.codecs.size(), 0);
+    size_t size = nbytes_;
+    for (size_t k = 0; k < s_.codecs.size(); ++k) {
+      sizes_[k] = size;
+      size = size == 0 ? 0 : s_.codecs[k]->encoded_size(size);
+    }
+  }
+
+  void decode(Bytes in, const NDArray& out) const override {
+    const bool direct = !s_.big_endian && out.strides() == strides_ && out.writable();
+    Buffer scratch;
+    auto target = [&](size_t n) -> MutableBytes {
+      if (direct) return {out.data(), n};
+      if (scratch.size() < n) scratch = fresh(n);
+      return {scratch.data(), n};
+    };
+    Bytes cur = in;
+    Buffer hold[2];
+    for (size_t k = s_.codecs.size(); k-- > 0;) {
+      size_t cap = sizes_[k] != 0 ? sizes_[k] : s_.codecs[k]->decoded_size(cur.size());
+      MutableBytes dst;
+      if (k == 0) {
+        dst = target(nbytes_);
+      } else {
+        hold[k % 2] = fresh(cap);
+        dst = {hold[k % 2].data(), cap};
+      }
+      const size_t n = s_.codecs[k]->decode(cur, dst);
+      if (sizes_[k] != 0 && n != sizes_[k]) {
+        throw CodecError(absl::StrCat(s_.codecs[k]->name(), " decoded to ", n, " bytes, expected ", sizes_[k], k == 0 ? absl::StrCat(" (", s_.dtype.name(), " ", shape_str(s_.chunk_shape), ")") : ""));
+      }
+      cur = Bytes(dst.data(), n);
+    }
+    if (s_.codecs.empty()) {
+      if (in.size() != nbytes_) {
+        throw CodecError(absl::StrCat("expected an uncompressed chunk of ", nbytes_, " bytes (", s_.dtype.name(), " ",
+                                      shape_str(s_.chunk_shape), "), found ", in.size(), " bytes"));
+      }
+      MutableBytes dst = target(nbytes_);
+      std::memcpy(dst.data(), in.data(), nbytes_);
+    }
+    if (direct) return;
+    if (s_.big_endian) byteswap(scratch.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
+    out.assign(NDArray(scratch, s_.dtype, s_.chunk_shape, strides_, 0));
+  }
+
+  EncodedChunk encode(const NDArray& chunk) const override {
+    Buffer raw = fresh(nbytes_);
+    NDArray(raw, s_.dtype, s_.chunk_shape, strides_, 0).assign(chunk);
+    if (s_.big_endian) byteswap(raw.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
+    EncodedChunk cur{raw, nbytes_};
+    for (const codec::CodecPtr& c : s_.codecs) {
+      const size_t bound = c->encode_bound(cur.size);
+      Buffer next = fresh(bound);
+      const size_t n = c->encode(cur.bytes(), MutableBytes(next.data(), bound));
+      cur = {next, n};
+    }
+    return cur;
+  }
+
+  bool raw() const override { return s_.codecs.empty() && !s_.big_endian; }
+  Strides raw_strides() const override { return strides_; }
+
+  std::vector<std::string> describe() const override {
+    std::vector<std::string> out = s_.layout_description;
+    for (const codec::CodecPtr& c : s_.codecs) out.push_back(c->describe());
+    return out;
+  }
+
+ private:
+  PipelineSpec s_;
+  size_t nbytes_ = 0;
+  Strides strides_;
+  std::vector<size_t> sizes_;
+};
+
+}  // namespace
+
+void ChunkCodec::decode_from(const ChunkSource& source, const NDArray& out) const {
+  Buffer all = fresh(source.size());
+  source.read(0, MutableBytes(all.data(), source.size()));
+  decode(Bytes(all.data(), source.size()), out);
+}
+
+ChunkCodecPtr make_pipeline(PipelineSpec spec) { return std::make_shared<Pipeline>(std::move(spec)); }
+
+}  // namespace tessera::array::zarr::detail

@@ -1,0 +1,50 @@
+// What reading and writing zarr metadata needs in both versions: checked
+// fields, fill values (numbers, "NaN", "Infinity", v3's hex bit patterns), the
+// limits that keep hostile metadata from exhausting memory, and building the
+// chunk pipeline from the codecs.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "array/io/chunk_codec.hpp"
+#include "tessera/array/io/zarr.hpp"
+
+namespace tessera::array::zarr::detail {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& path, const std::string& what);
+const json& field(const json& meta, const char* key, const std::string& path);
+Shape int_list(const json& v, const char* key, bool positive, const std::string& path);
+//! A short form of `v` for messages.
+std::string quote(const json& v);
+
+std::optional<Scalar> parse_fill(const json& v, DType dtype, const std::string& path);
+json fill_json(const std::optional<Scalar>& fill, DType dtype);
+
+//! Refuses shapes and chunk grids that overflow or would take absurd memory to
+//! describe: the array's bytes must fit in 2^62, chunks in 2^31 and the chunk
+//! grid's per-axis counts in 2^24 together.
+void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, const std::string& path);
+
+//! The v2 pipeline from `.zarray`'s compressor and filters (in codecs_json).
+ChunkCodecPtr v2_codec(const Metadata& m, const std::string& path);
+//! The v3 pipeline from zarr.json's codecs (in codecs_json), for chunks of `chunk_shape`;
+//! sets `inner_chunk_shape` when sharded (outermost level).
+ChunkCodecPtr v3_codec(const json& codecs, DType dtype, const Shape& chunk_shape,
+                       const std::optional<Scalar>& fill, const std::string& path, Shape* inner_chunk_shape,
+                       int depth = 0);
+
+//! The metadata files' text.
+std::string format_v2(const Metadata& m);
+std::string format_v3(const Metadata& m);
+
+//! The whole text of a file (StorageError when it cannot be read).
+std::string read_text(const std::string& path);
+//! Writes `text` to `path` through a temporary file renamed into place.
+void write_text(const std::string& path, const std::string& text);
+
+}  // namespace tessera::array::zarr::detail
