@@ -46,8 +46,16 @@ struct SyntheticResult {
 //! Synthetic results spill like any other result under a memory limit.
 template <>
 struct Spillable<SyntheticResult> {
-  static void serialize(const SyntheticResult& r, SpillWriter& w) { Spillable<std::vector<std::byte>>::serialize(r.data, w); }
-  static SyntheticResult deserialize(SpillReader& r) { return {Spillable<std::vector<std::byte>>::deserialize(r)}; }
+  static void serialize(const SyntheticResult& r, SpillWriter& w) {
+    w.put(r.size);  // a literal reports its size without owning it
+    Spillable<std::vector<std::byte>>::serialize(r.data, w);
+  }
+  static SyntheticResult deserialize(SpillReader& r) {
+    SyntheticResult out;
+    out.size = r.get<uint64_t>();
+    out.data = Spillable<std::vector<std::byte>>::deserialize(r);
+    return out;
+  }
 };
 
 //! dask's figures for a graph file (each optional in the file).

@@ -165,12 +165,9 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
     w->chunk_strides = NDArray::c_strides(w->chunk_shape, x.dtype().itemsize());
     w->numblocks = target.numblocks();
     if (direct_writes_pay(*w, x.chunks(), options.direct_min_run)) {
-  const storage::PublishOptions publish = publish_options(path, options.store);
-  // Direct writes land raw bytes in zarr chunk files: a .npy target is stored whole, an encoded or
-  // sharded one block by block.
-  const bool raw = publish.kind == storage::Kind::zarr && options.store.zarr.codec == "none" &&
-                   options.store.zarr.zarr_format == 2 && options.store.zarr.inner_chunks.empty();
-  if (options.method == RechunkStoreMethod::direct_when_runs_are_long && raw && x.size() > 0 && x.ndim() > 0) {
+      storage::publish(path, publish, [&](const std::string& tmp) {
+        w->store = std::make_shared<const zarr::Store>(
+            zarr::create(tmp, x.dtype(), x.shape(), w->chunk_shape, Scalar(0), options.store.zarr));
         create_chunk_files(*w);
         const std::shared_ptr<const ChunkWriter> writer = w;
         write_blocks(
