@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <absl/strings/str_cat.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +28,11 @@ int boom(int x) {
   return x;
 }
 int length(const std::string& s) { return static_cast<int>(s.size()); }
+int sum_all(const std::vector<int>& xs) {
+  int s = 0;
+  for (int x : xs) s += x;
+  return s;
+}
 
 std::atomic<int> load_calls{0};
 int counted_load(int i) {
@@ -137,9 +144,9 @@ TEST_CASE("to_dot writes every key and every dependency edge, visualize writes a
   auto c = delayed(TESSERA_FN(add))(a, b);
   std::string dot = to_dot({c});
   CHECK(dot.starts_with("digraph tessera {"));
-  CHECK(dot.find("\"" + a.key().str() + "\" -> \"" + c.key().str() + "\";") != std::string::npos);
-  CHECK(dot.find("\"" + b.key().str() + "\" -> \"" + c.key().str() + "\";") != std::string::npos);
-  CHECK(dot.find("label=\"add\\n" + c.key().str() + "\"") != std::string::npos);
+  CHECK(dot.find(absl::StrCat("\"", a.key().str(), "\" -> \"", c.key().str(), "\";")) != std::string::npos);
+  CHECK(dot.find(absl::StrCat("\"", b.key().str(), "\" -> \"", c.key().str(), "\";")) != std::string::npos);
+  CHECK(dot.find(absl::StrCat("label=\"add\\n", c.key().str(), "\"")) != std::string::npos);
 
   auto dir = std::filesystem::temp_directory_path() / ("tessera-delayed-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -185,4 +192,13 @@ TEST_CASE("from_delayed with the wrong number of blocks or a block of another sh
                        doctest::Contains("from_delayed: expected a block of shape (3,) and dtype <f8, "
                                          "found shape (2,) and dtype <f8"),
                        TaskError);
+}
+
+TEST_CASE("a vector of lazy values is passed as a list of their results") {
+  std::vector<Delayed<int>> parts;
+  for (int i = 1; i <= 4; ++i) parts.push_back(delayed(TESSERA_FN(load))(i));
+  auto total = delayed(TESSERA_FN(sum_all))(parts);
+  CHECK(total.compute() == 100);
+  CHECK(total.graph().size() == 5);
+  CHECK(total.key() == delayed(TESSERA_FN(sum_all))(parts).key());
 }

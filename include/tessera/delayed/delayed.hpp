@@ -6,7 +6,8 @@
 // token of the function's identity and the arguments when all of them can be hashed
 // (integers, floating point, bool, strings, vectors of those, other Delayed values' keys),
 // else a name never given before. Equal calls thus share one key, and their graphs merge.
-// A Delayed argument becomes a dependency (a `ref` to its key); any other argument is a
+// A Delayed argument becomes a dependency (a `ref` to its key), a std::vector of them a
+// list of dependencies (taken by a `std::vector<T>` parameter); any other argument is a
 // literal. Nothing runs until `compute`, which merges the graphs of all its arguments by
 // key and runs them in one `get`: a part shared by several results is computed once.
 //
@@ -118,6 +119,13 @@ template <class T>
 struct is_delayed<Delayed<T>> : std::true_type {};
 template <class T>
 inline constexpr bool is_lazy_v = is_delayed<std::decay_t<T>>::value || std::is_same_v<std::decay_t<T>, Lazy>;
+//! A std::vector of lazy values: passed as a list of their results.
+template <class T>
+struct is_lazy_vector : std::false_type {};
+template <class T, class A>
+struct is_lazy_vector<std::vector<T, A>> : std::bool_constant<is_lazy_v<T>> {};
+template <class T>
+inline constexpr bool is_lazy_vector_v = is_lazy_vector<std::decay_t<T>>::value;
 
 //! Text standing for `x` in a token, or nullopt when x cannot be hashed.
 std::optional<std::string> hash_part(const Lazy& x);
@@ -173,11 +181,17 @@ std::optional<std::string> function_identity(const F& f) {
 Key call_key(std::string_view function_name, const std::optional<std::string>& identity,
              const std::vector<std::optional<std::string>>& parts);
 
-//! A task argument for `x`: a reference for a lazy value, else the literal.
+//! A task argument for `x`: a reference for a lazy value, a list of references for a
+//! vector of them, else the literal.
 template <class A>
 Arg to_arg(A&& x) {
   if constexpr (is_lazy_v<A>) {
     return Arg(ref(x.key()));
+  } else if constexpr (is_lazy_vector_v<A>) {
+    ArgList l;
+    l.items.reserve(x.size());
+    for (const auto& item : x) l.items.emplace_back(ref(item.key()));
+    return Arg(std::move(l));
   } else if constexpr (std::is_convertible_v<A, const char*>) {
     return Arg(std::string(x));
   } else {
@@ -187,7 +201,11 @@ Arg to_arg(A&& x) {
 
 template <class A>
 void collect_dep(std::vector<Lazy>& deps, const A& x) {
-  if constexpr (is_lazy_v<A>) deps.push_back(static_cast<const Lazy&>(x));
+  if constexpr (is_lazy_v<A>) {
+    deps.push_back(static_cast<const Lazy&>(x));
+  } else if constexpr (is_lazy_vector_v<A>) {
+    deps.insert(deps.end(), x.begin(), x.end());
+  }
 }
 
 }  // namespace detail
