@@ -22,6 +22,12 @@ class TesseraRunner {
   //! Seconds of the last end_to_end() spent building the Graph, and the Plan.
   double build_seconds() const { return build_s_; }
   double plan_seconds() const { return plan_s_; }
+  //! The same in CPU seconds of the process, and the CPU seconds of the whole
+  //! end_to_end() (both workers): on a shared machine, wall time is stretched
+  //! by other load and CPU time is not.
+  double build_cpu_seconds() const { return build_cpu_s_; }
+  double plan_cpu_seconds() const { return plan_cpu_s_; }
+  double end_to_end_cpu_seconds() const { return e2e_cpu_s_; }
   //! The sum of the outputs of the last run (the dask peer must agree).
   int64_t checksum() const { return checksum_; }
 
@@ -33,6 +39,7 @@ class TesseraRunner {
   Plan plan_;
   int64_t checksum_ = 0;
   double build_s_ = 0, plan_s_ = 0;
+  double build_cpu_s_ = 0, plan_cpu_s_ = 0, e2e_cpu_s_ = 0;
 };
 
 }  // namespace tessera::bench

@@ -18,6 +18,7 @@
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/scheduler/get.hpp"
+#include "tessera/scheduler/plan.hpp"
 
 namespace tessera::tool {
 
@@ -61,18 +62,34 @@ struct Figures {
   std::optional<uint64_t> dask_order_max_pressure, dask_sync_max_held, dask_sync_max_held_bytes;
 };
 
+//! True when the outputs need every node of the graph.
+bool needs_all(const GraphFile& f, const CompiledGraph& c) {
+  std::vector<uint32_t> roots;
+  for (const Key& k : f.outputs) roots.push_back(*f.graph.index_of(k));
+  const CulledIds culled = cull_ids(f.graph, c, roots);
+  return culled.nodes.size() + culled.aliases.size() == c.size();
+}
+
+// The graph is compiled and ordered once: the figures and the get_sync run
+// share both. Only when the outputs need part of the graph does get_sync order
+// that part itself, as dask orders a culled graph.
 Figures measure(const GraphFile& f) {
   Figures x;
-  const CompiledGraph c = compile(f.graph);
+  const CompiledGraph& c = f.compiled;
   x.tasks = f.graph.size();
   x.edges = c.num_edges();
   x.outputs = f.outputs.size();
   x.critical_path = critical_path_length(f.graph, c);
-  x.order_max_pressure = order_pressure(c, order(f.graph, c));
+  const std::vector<uint32_t> prio = order(f.graph, c);
+  x.order_max_pressure = order_pressure(c, prio);
   RunStats stats;
   GetOptions opts;
   opts.stats = &stats;
-  get_sync(f.graph, Keys(f.outputs), opts);
+  if (needs_all(f, c)) {
+    get_sync(Plan(f.graph, c, prio, Keys(f.outputs)), opts);
+  } else {
+    get_sync(f.graph, Keys(f.outputs), opts);
+  }
   x.sync_max_held = stats.peak_held;
   x.sync_max_held_bytes = stats.peak_held_bytes;
   if (f.reference) {
@@ -145,7 +162,7 @@ int dot(Args a) {
   const std::string path = a.positional("FILE.json");
   a.done();
   const GraphFile f = load(path);
-  const CompiledGraph c = compile(f.graph);
+  const CompiledGraph& c = f.compiled;
   const std::vector<uint32_t> prio = order(f.graph, c);
   const double last = std::max<double>(1.0, c.size() - 1.0);
   std::printf("digraph \"%s\" {\n", dot_escape(f.name).c_str());
@@ -182,7 +199,7 @@ int run(Args a) {
   if (progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
   const auto t0 = std::chrono::steady_clock::now();
-  get(f.graph, Keys(f.outputs), opts);
+  get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (profile) profiler.write_chrome_trace(*profile);
 

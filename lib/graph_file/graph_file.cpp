@@ -1,185 +1,415 @@
+// The tessera-graph/1 reader. It streams the file with simdjson's On Demand
+// parser, turning each task into a graph node as it is read: no DOM of the whole
+// file is built, which on a 200,000-task file cost more than running the graph.
+// Input is hostile until checked: nothing is walked recursively (simdjson skips
+// unknown values by counting brackets), anything nested inside a key is refused,
+// and every message quotes at most a short prefix of the offending value. A literal's `nbytes` is only
+// recorded; a task allocates its result when it runs.
 #include "tessera/graph_file/graph_file.hpp"
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <limits>
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
 
-#include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 
 namespace tessera {
 namespace {
 
-using nlohmann::json;
+namespace od = simdjson::ondemand;
+
+// Longest prefix of a value quoted in a message.
+constexpr size_t kQuoteChars = 40;
 
 class Reader {
  public:
   explicit Reader(std::string path) : path_(std::move(path)) {}
 
-  [[noreturn]] void fail(const std::string& what) const { throw StorageError(path_, what); }
-
-  json parse() const {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw StorageError(path_, "cannot open graph file", errno);
-    try {
-      return json::parse(in);
-    } catch (const json::exception& e) {
-      fail(std::string("not valid JSON: ") + e.what());
+  GraphFile load() {
+    read_file();
+    od::document doc;
+    check(parser_.iterate(text_).get(doc));
+    od::json_type top_type{};
+    check(doc.type().get(top_type));
+    od::object top;
+    if (top_type != od::json_type::object) fail("expected a JSON object at the top level");
+    check(doc.get_object().get(top));
+    GraphFile out;
+    bool have_format = false, have_tasks = false, have_outputs = false;
+    for (auto field : top) {
+      std::string_view name;
+      check(field.unescaped_key().get(name));
+      od::value v;
+      check(field.value().get(v));
+      if (name == "format") {
+        const char* at = start_of(v);
+        if (type_of(v) != od::json_type::string || string_of(v) != "tessera-graph/1") {
+          fail("expected format \"tessera-graph/1\", found " + quote(at));
+        }
+        have_format = true;
+      } else if (name == "name") {
+        if (type_of(v) == od::json_type::string) out.name = std::string(string_of(v));
+      } else if (name == "source") {
+        if (type_of(v) == od::json_type::string) out.source = std::string(string_of(v));
+      } else if (name == "tasks") {
+        tasks(v, out);
+        have_tasks = true;
+      } else if (name == "outputs") {
+        outputs(v, out);
+        have_outputs = true;
+      } else if (name == "reference") {
+        out.reference = reference(v);
+      }
     }
+    // After the top-level object, only whitespace.
+    if (!doc.current_location().error()) check(simdjson::TRAILING_CONTENT);
+    if (!have_format) fail("the file has no \"format\" field");
+    if (!have_tasks) fail("the file has no \"tasks\" field");
+    if (!have_outputs) fail("the file has no \"outputs\" field");
+    out.compiled = checked_compile(out.graph);
+    for (const Key& k : out.outputs) {
+      if (!out.graph.contains(k)) throw MissingKeyError(k, std::nullopt, path_ + ": outputs");
+    }
+    return out;
   }
 
-  const json& field(const json& obj, const char* name, const std::string& where) const {
-    auto it = obj.find(name);
-    if (it == obj.end()) fail(where + " has no \"" + name + "\" field");
-    return *it;
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw StorageError(path_, what); }
+
+  void read_file() {
+    const simdjson::error_code err = simdjson::padded_string::load(path_).get(text_);
+    if (err == simdjson::IO_ERROR) throw StorageError(path_, "cannot open graph file", errno);
+    if (err) fail(std::string("cannot read graph file: ") + simdjson::error_message(err));
+    end_ = text_.data() + text_.size();
+  }
+
+  // Every error simdjson reports is a fault of the text (the file was read whole).
+  void check(simdjson::error_code err) const {
+    if (err == simdjson::SUCCESS) return;
+    if (err == simdjson::DEPTH_ERROR) {
+      fail("not valid JSON: nested deeper than " + std::to_string(simdjson::DEFAULT_MAX_DEPTH) + " levels");
+    }
+    fail(std::string("not valid JSON: ") + simdjson::error_message(err));
+  }
+
+  od::json_type type_of(od::value& v) const {
+    od::json_type t{};
+    check(v.type().get(t));
+    return t;
+  }
+  std::string_view string_of(od::value& v) const {
+    std::string_view s;
+    check(v.get_string().get(s));
+    return s;
+  }
+  // Where `v`'s text starts in the file (call before consuming `v`).
+  const char* start_of(od::value& v) const {
+    std::string_view token = v.raw_json_token();
+    return token.data();
+  }
+  // The text at `at`, at most kQuoteChars of it.
+  std::string quote(const char* at) const {
+    const size_t left = static_cast<size_t>(end_ - at);
+    std::string s(at, std::min(left, kQuoteChars));
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
+    if (left > kQuoteChars) s += "...";
+    // A prefix of a string or container: cut at the end of the first token.
+    if (!s.empty() && s[0] != '[' && s[0] != '{' && s[0] != '"') {
+      const size_t stop = s.find_first_of(",]} \n\r\t");
+      if (stop != std::string::npos) s.resize(stop);
+    } else if (!s.empty() && s[0] == '"') {
+      const size_t close = s.find('"', 1);
+      if (close != std::string::npos) s.resize(close + 1);
+    }
+    return s;
+  }
+
+  uint64_t non_negative(od::value& v, const std::string& where) const {
+    const char* at = start_of(v);
+    if (type_of(v) == od::json_type::number) {
+      od::number_type t{};
+      check(v.get_number_type().get(t));
+      uint64_t n = 0;
+      if (t == od::number_type::unsigned_integer || t == od::number_type::signed_integer) {
+        int64_t s = 0;
+        if (t == od::number_type::signed_integer && !v.get_int64().get(s) && s >= 0) return static_cast<uint64_t>(s);
+        if (t == od::number_type::unsigned_integer && !v.get_uint64().get(n)) return n;
+      }
+    }
+    fail(where + ": expected a non-negative integer, found " + quote(at));
   }
 
   // A key is a string, or an array of a string and indices (a tuple key). Key
   // indices are integers; dask also makes keys such as ('cumsum-1f', 'extra', 0)
   // or ('getitem-9a', 9.9, 9): their elements up to the last non-integer one are
-  // folded into the name, joined by '/' ("cumsum-1f/extra", {0}).
-  Key key(const json& j, const std::string& where) const {
-    if (j.is_string()) return Key(j.get<std::string>());
-    if (!j.is_array() || j.empty() || !j[0].is_string()) {
-      fail(where + ": expected a key (a string or [name, i, ...]), found " + j.dump());
-    }
-    size_t first_index = 1;
-    for (size_t i = 1; i < j.size(); ++i) {
-      if (j[i].is_string() || j[i].is_number_float()) {
-        first_index = i + 1;
-      } else if (!j[i].is_number_integer()) {
-        fail(where + ": expected key elements that are strings or numbers, found " + j.dump());
+  // folded into the name, joined by '/' ("cumsum-1f/extra", {0}). Anything
+  // nested inside a key is refused, so a key's depth is at most one.
+  Key key(od::value& v, const std::string& where) const {
+    const char* at = start_of(v);
+    const od::json_type t = type_of(v);
+    if (t == od::json_type::string) return Key(string_of(v));
+    auto bad = [&](const char* expected) { fail(where + ": expected " + expected + ", found " + quote(at)); };
+    if (t != od::json_type::array) bad("a key (a string or [name, i, ...])");
+    od::array arr;
+    check(v.get_array().get(arr));
+    // Elements: strings and floats (folded into the name) or integers.
+    std::string name;
+    bool first = true;
+    index_.clear();
+    for (auto element : arr) {
+      od::value e;
+      check(element.get(e));
+      const char* eat = start_of(e);
+      const od::json_type et = type_of(e);
+      if (first) {
+        if (et != od::json_type::string) bad("a key (a string or [name, i, ...])");
+        name = std::string(string_of(e));
+        first = false;
+        continue;
       }
-    }
-    std::string name = j[0].get<std::string>();
-    for (size_t i = 1; i < first_index; ++i) {
-      name += '/';
-      name += j[i].is_string() ? j[i].get<std::string>() : j[i].dump();
-    }
-    std::vector<int64_t> index;
-    for (size_t i = first_index; i < j.size(); ++i) index.push_back(j[i].get<int64_t>());
-    return Key(name, index);
-  }
-
-  template <class T>
-  std::optional<T> optional_number(const json& obj, const char* name) const {
-    auto it = obj.find(name);
-    if (it == obj.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
-      fail(std::string("reference.") + name + ": expected a non-negative integer, found " + it->dump());
-    }
-    return it->get<T>();
-  }
-
-  size_t nbytes(const json& t, const std::string& where) const {
-    const json& b = field(t, "nbytes", where);
-    if (!b.is_number_integer() || b.get<int64_t>() < 0) {
-      fail(where + ": expected a non-negative integer \"nbytes\", found " + b.dump());
-    }
-    return b.get<size_t>();
-  }
-
-  GraphReference reference(const json& r) const {
-    if (!r.is_object()) fail("\"reference\": expected an object, found " + r.dump());
-    GraphReference ref;
-    if (auto it = r.find("tool"); it != r.end() && it->is_string()) ref.tool = it->get<std::string>();
-    if (auto it = r.find("dask_order"); it != r.end()) {
-      if (!it->is_object()) fail("reference.dask_order: expected an object");
-      for (const auto& [text, prio] : it->items()) {
-        json k;
-        try {
-          k = json::parse(text);
-        } catch (const json::exception&) {
-          fail("reference.dask_order: the name " + text + " is not a key in JSON text");
+      std::string piece;
+      if (et == od::json_type::string) {
+        piece = std::string(string_of(e));
+      } else if (et == od::json_type::number) {
+        od::number_type nt{};
+        check(e.get_number_type().get(nt));
+        int64_t i = 0;
+        if (nt == od::number_type::signed_integer && !e.get_int64().get(i)) {
+          index_.push_back(i);
+          continue;
         }
-        if (!prio.is_number_integer()) fail("reference.dask_order: expected integer priorities");
-        ref.dask_order.emplace(key(k, "reference.dask_order"), prio.get<uint32_t>());
+        if (nt == od::number_type::unsigned_integer) {
+          fail(where + ": key index " + quote(eat) + " does not fit in a signed 64-bit integer");
+        }
+        piece = quote(eat);  // a float: its text, as dask prints it
+      } else {
+        fail(where + ": expected key elements that are strings or numbers, found " + quote(eat));
+      }
+      // A non-integer element: fold it and every index before it into the name.
+      for (int64_t i : index_) name += '/' + std::to_string(i);
+      index_.clear();
+      name += '/';
+      name += piece;
+    }
+    if (first) bad("a key (a string or [name, i, ...])");
+    return Key(name, index_);
+  }
+
+  void tasks(od::value& v, GraphFile& out) {
+    if (type_of(v) != od::json_type::array) fail("\"tasks\": expected an array");
+    od::array arr;
+    check(v.get_array().get(arr));
+    // Sizing the graph up front spares rehashing every key as it grows.
+    size_t count = 0;
+    check(arr.count_elements().get(count));
+    out.graph.reserve(count);
+    out.nbytes.reserve(count);
+    size_t i = 0;
+    for (auto element : arr) {
+      od::value t;
+      check(element.get(t));
+      out.nbytes.push_back(add_task(out.graph, t, "tasks[" + std::to_string(i) + "]"));
+      ++i;
+    }
+  }
+
+  uint64_t add_task(Graph& g, od::value& t, const std::string& where) {
+    const char* at = start_of(t);
+    if (type_of(t) != od::json_type::object) fail(where + ": expected an object, found " + quote(at));
+    od::object obj;
+    check(t.get_object().get(obj));
+    std::optional<Key> k;
+    std::optional<std::string> func;
+    std::optional<uint64_t> size;
+    bool have_deps = false;
+    std::vector<Key> deps;
+    for (auto field : obj) {
+      std::string_view name;
+      check(field.unescaped_key().get(name));
+      od::value v;
+      check(field.value().get(v));
+      if (name == "key") {
+        k = key(v, where + ".key");
+      } else if (name == "func") {
+        if (type_of(v) != od::json_type::string) fail(where + ": expected a string \"func\"");
+        func = std::string(string_of(v));
+      } else if (name == "nbytes") {
+        size = non_negative(v, where + ".nbytes");
+      } else if (name == "deps") {
+        if (type_of(v) != od::json_type::array) fail(where + ": expected an array \"deps\"");
+        od::array arr;
+        check(v.get_array().get(arr));
+        for (auto d : arr) {
+          od::value dv;
+          check(d.get(dv));
+          deps.push_back(key(dv, where + ".deps"));
+        }
+        have_deps = true;
       }
     }
-    ref.order_max_pressure = optional_number<uint32_t>(r, "order_max_pressure");
-    ref.sync_max_held = optional_number<uint32_t>(r, "sync_max_held");
-    ref.sync_max_held_bytes = optional_number<uint64_t>(r, "sync_max_held_bytes");
-    return ref;
-  }
-
-  GraphFile load() const {
-    const json doc = parse();
-    if (!doc.is_object()) fail("expected a JSON object at the top level");
-    const json& format = field(doc, "format", "the file");
-    if (format != "tessera-graph/1") fail("expected format \"tessera-graph/1\", found " + format.dump());
-    GraphFile out;
-    if (auto it = doc.find("name"); it != doc.end() && it->is_string()) out.name = it->get<std::string>();
-    if (auto it = doc.find("source"); it != doc.end() && it->is_string()) out.source = it->get<std::string>();
-    const json& tasks = field(doc, "tasks", "the file");
-    if (!tasks.is_array()) fail("\"tasks\": expected an array");
-    out.graph.reserve(tasks.size());
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      out.nbytes.push_back(add_task(out.graph, tasks[i], "tasks[" + std::to_string(i) + "]"));
-    }
-    check_dependencies(out.graph);
-    const json& outputs = field(doc, "outputs", "the file");
-    if (!outputs.is_array()) fail("\"outputs\": expected an array of keys");
-    for (const json& o : outputs) {
-      Key k = key(o, "outputs");
-      if (!out.graph.contains(k)) throw MissingKeyError(k, std::nullopt, path_ + ": outputs");
-      out.outputs.push_back(std::move(k));
-    }
-    if (auto it = doc.find("reference"); it != doc.end()) out.reference = reference(*it);
-    return out;
-  }
-
- private:
-  size_t add_task(Graph& g, const json& t, const std::string& where) const {
-    if (!t.is_object()) fail(where + ": expected an object, found " + t.dump());
-    Key k = key(field(t, "key", where), where + ".key");
-    if (g.contains(k)) fail(where + ": the key " + k.str() + " appears twice");
-    const json& func = field(t, "func", where);
-    if (!func.is_string()) fail(where + ": expected a string \"func\"");
-    const size_t size = nbytes(t, where);
-    const json& deps = field(t, "deps", where);
-    if (!deps.is_array()) fail(where + ": expected an array \"deps\"");
+    if (!k) fail(where + " has no \"key\" field");
+    if (!func) fail(where + " has no \"func\" field");
+    if (!size) fail(where + " has no \"nbytes\" field");
+    if (!have_deps) fail(where + " has no \"deps\" field");
+    if (g.contains(*k)) fail(where + ": the key " + k->str() + " appears twice");
+    const uint64_t nbytes = *size;
     // dask exports a key that names another key (an alias) or a list of keys
     // as `literal` with dependencies: the first becomes an alias, the second a
-    // task; only a literal without dependencies is data.
-    if (func == "literal" && deps.empty()) {
-      g.put(k, Value(SyntheticResult{std::vector<std::byte>(size)}));
-      return size;
+    // task; only a literal without dependencies is data. That data is never
+    // read, only counted: it reports its size without holding it.
+    if (*func == "literal" && deps.empty()) {
+      g.put(*k, Value(SyntheticResult{nbytes, {}}));
+      return nbytes;
     }
-    if (func == "literal" && deps.size() == 1) {
-      g.alias(k, key(deps[0], where + ".deps"));
-      return size;
+    if (*func == "literal" && deps.size() == 1) {
+      g.alias(*k, deps[0]);
+      return nbytes;
     }
     std::vector<Arg> args;
     args.reserve(deps.size());
-    for (const json& d : deps) args.emplace_back(ref(key(d, where + ".deps")));
-    auto make = [size](absl::Span<const Value> inputs) {
+    for (Key& d : deps) args.emplace_back(ref(std::move(d)));
+    auto make = [nbytes](absl::Span<const Value> inputs) {
       // Read every input, as a real task would, then make the result.
       size_t seen = 0;
       for (const Value& v : inputs) seen += v.nbytes();
       (void)seen;
-      return SyntheticResult{std::vector<std::byte>(size)};
+      return SyntheticResult::allocate(nbytes);
     };
-    g.put(k, Task::from_args(fn(func.get<std::string>(), make), std::move(args)));
-    return size;
+    g.put(*k, Task::from_args(fn(std::move(*func), make), std::move(args)));
+    return nbytes;
   }
 
-  void check_dependencies(const Graph& g) const {
-    for (uint32_t i = 0; i < g.size(); ++i) {
-      for (const Key& d : g.dependencies(i)) {
-        if (!g.contains(d)) throw MissingKeyError(d, g.key(i), path_);
+  void outputs(od::value& v, GraphFile& out) {
+    if (type_of(v) != od::json_type::array) fail("\"outputs\": expected an array of keys");
+    od::array arr;
+    check(v.get_array().get(arr));
+    for (auto element : arr) {
+      od::value o;
+      check(element.get(o));
+      out.outputs.push_back(key(o, "outputs"));
+    }
+  }
+
+  std::optional<uint64_t> optional_figure(od::value& v, const char* name) const {
+    if (type_of(v) == od::json_type::null) return std::nullopt;
+    return non_negative(v, std::string("reference.") + name);
+  }
+
+  GraphReference reference(od::value& r) {
+    const char* at = start_of(r);
+    if (type_of(r) != od::json_type::object) fail("\"reference\": expected an object, found " + quote(at));
+    od::object obj;
+    check(r.get_object().get(obj));
+    GraphReference ref;
+    for (auto field : obj) {
+      std::string_view name;
+      check(field.unescaped_key().get(name));
+      od::value v;
+      check(field.value().get(v));
+      if (name == "tool") {
+        if (type_of(v) == od::json_type::string) ref.tool = std::string(string_of(v));
+      } else if (name == "dask_order") {
+        dask_order(v, ref);
+      } else if (name == "order_max_pressure") {
+        ref.order_max_pressure = optional_figure(v, "order_max_pressure");
+      } else if (name == "sync_max_held") {
+        ref.sync_max_held = optional_figure(v, "sync_max_held");
+      } else if (name == "sync_max_held_bytes") {
+        ref.sync_max_held_bytes = optional_figure(v, "sync_max_held_bytes");
       }
     }
-    std::vector<Key> cycle = find_cycle(g);
-    if (!cycle.empty()) throw CycleError(std::move(cycle), path_);
+    return ref;
+  }
+
+  // Names in dask_order are keys as JSON text: each is parsed on its own,
+  // wrapped in brackets so that a plain string key is an array element too.
+  void dask_order(od::value& v, GraphReference& ref) {
+    if (type_of(v) != od::json_type::object) fail("reference.dask_order: expected an object");
+    od::object obj;
+    check(v.get_object().get(obj));
+    od::parser inner;
+    std::string wrapped;
+    for (auto field : obj) {
+      std::string_view text;
+      check(field.unescaped_key().get(text));
+      od::value pv;
+      check(field.value().get(pv));
+      const uint64_t prio = non_negative(pv, "reference.dask_order");
+      if (prio > std::numeric_limits<uint32_t>::max()) {
+        fail("reference.dask_order: priority " + std::to_string(prio) + " is larger than 2^32 - 1");
+      }
+      wrapped.resize(text.size() + 2 + simdjson::SIMDJSON_PADDING);
+      wrapped[0] = '[';
+      std::memcpy(wrapped.data() + 1, text.data(), text.size());
+      wrapped[text.size() + 1] = ']';
+      Key k = parse_key_text(inner, {wrapped.data(), text.size() + 2}, text);
+      ref.dask_order.emplace(std::move(k), static_cast<uint32_t>(prio));
+    }
+  }
+
+  // `wrapped` is followed by SIMDJSON_PADDING bytes it owns.
+  Key parse_key_text(od::parser& inner, std::string_view wrapped, std::string_view text) {
+    auto bad = [&] {
+      fail("reference.dask_order: the name " + std::string(text.substr(0, kQuoteChars)) +
+           (text.size() > kQuoteChars ? "..." : "") + " is not a key in JSON text");
+    };
+    od::document d;
+    od::array arr;
+    if (inner.iterate(wrapped.data(), wrapped.size(), wrapped.size() + simdjson::SIMDJSON_PADDING).get(d) || d.get_array().get(arr)) bad();
+    std::optional<Key> k;
+    // Messages from key() quote this buffer, not the file's.
+    const char* outer_end = end_;
+    end_ = wrapped.data() + wrapped.size();
+    try {
+      for (auto element : arr) {
+        od::value e;
+        if (element.get(e) || k) bad();
+        k = key(e, "reference.dask_order");
+      }
+    } catch (const StorageError&) {
+      end_ = outer_end;
+      bad();
+    }
+    end_ = outer_end;
+    if (!k || !d.current_location().error()) bad();
+    return *std::move(k);
+  }
+
+  // Every dependency a key of the file, and no cycle; the messages name the file.
+  CompiledGraph checked_compile(const Graph& g) const {
+    std::optional<CompiledGraph> c;
+    try {
+      c.emplace(compile(g));
+    } catch (const MissingKeyError& e) {
+      throw MissingKeyError(e.missing(), e.referrer(), path_);
+    }
+    std::vector<uint32_t> cycle = find_cycle(*c);
+    if (!cycle.empty()) {
+      std::vector<Key> keys;
+      for (uint32_t i : cycle) keys.push_back(g.key(i));
+      throw CycleError(std::move(keys), path_);
+    }
+    return *std::move(c);
   }
 
   std::string path_;
+  simdjson::padded_string text_;
+  od::parser parser_;
+  const char* end_ = nullptr;  // the end of the text quote() reads from
+  mutable std::vector<int64_t> index_;
 };
 
 }  // namespace
+
+SyntheticResult SyntheticResult::allocate(uint64_t size) {
+  SyntheticResult r;
+  r.size = size;
+  r.data.resize(size);
+  return r;
+}
 
 GraphFile load_graph_file(const std::string& path) { return Reader(path).load(); }
 

@@ -5,63 +5,54 @@
 #include <limits>
 #include <tuple>
 
+#include "tessera/optimize/graph_ops.hpp"
+
 namespace tessera::detail {
 
 EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs) : n(c.size()) {
   task.assign(n, 0);
   kept.assign(n, 0);
-  for (uint32_t i = 0; i < n; ++i) task[i] = g.node(i).is_task();
-  // An alias chain ends at a task or a literal (compile() has checked keys).
-  auto resolve = [&](uint32_t i) {
-    for (uint32_t hops = 0; g.node(i).is_alias() && hops <= n; ++hops) i = c.dependencies(i)[0];
-    return i;
-  };
-  for (const Key& k : outputs) {
-    if (auto i = g.index_of(k)) kept[resolve(*i)] = 1;
-  }
-  if (!outputs.empty()) {
-    // The schedulers run only what the requested keys need.
-    std::vector<uint8_t> needed(n, 0);
-    std::vector<uint32_t> stack;
+  // The schedulers run only what the requested keys need (all of the graph
+  // when none are given); cull_ids also gives where each alias chain ends.
+  std::vector<uint32_t> roots;
+  if (outputs.empty()) {
+    roots.resize(n);
+    for (uint32_t i = 0; i < n; ++i) roots[i] = i;
+  } else {
     for (const Key& k : outputs) {
-      if (auto i = g.index_of(k)) stack.push_back(*i);
+      if (auto i = g.index_of(k)) roots.push_back(*i);
     }
-    while (!stack.empty()) {
-      const uint32_t i = stack.back();
-      stack.pop_back();
-      if (needed[i]) continue;
-      needed[i] = 1;
-      for (uint32_t d : c.dependencies(i)) stack.push_back(d);
-    }
-    for (uint32_t i = 0; i < n; ++i) task[i] &= needed[i];
   }
-  std::vector<uint32_t> count(n + 1, 0);
+  const CulledIds culled = cull_ids(g, c, roots);
+  if (!outputs.empty()) {
+    for (uint32_t r : culled.roots) kept[r] = 1;
+  }
+  for (uint32_t i : culled.nodes) task[i] = g.node(i).is_task();
+  // Each task's distinct task dependencies; `seen_by` marks which task listed
+  // a dependency last, so a task with many inputs stays linear.
+  std::vector<uint32_t> seen_by(n, UINT32_MAX);
   for (uint32_t i = 0; i < n; ++i) {
     if (task[i]) {
       for (uint32_t d : c.dependencies(i)) {
-        const uint32_t r = resolve(d);
-        if (task[r] && std::find(deps.ids.begin() + deps.offsets.back(), deps.ids.end(), r) == deps.ids.end()) {
+        const uint32_t r = culled.target[d];
+        if (task[r] && seen_by[r] != i) {
+          seen_by[r] = i;
           deps.ids.push_back(r);
-          ++count[r + 1];
         }
       }
     }
-    deps.offsets.push_back(static_cast<uint32_t>(deps.ids.size()));
+    deps.end_row();
   }
-  for (uint32_t i = 0; i < n; ++i) count[i + 1] += count[i];
-  dents.offsets = count;
-  dents.ids.resize(deps.ids.size());
-  for (uint32_t i = 0; i < n; ++i) {
-    for (uint32_t d : deps[i]) dents.ids[count[d]++] = i;
-  }
+  dents = deps.transpose(n);
 }
 
 namespace {
 
-// The run state, with an undo log so a root's effect can be tried and taken back.
-class Run {
+// The model's run state, with an undo log so a root's effect can be tried and
+// taken back. (Not the schedulers' detail::Run, which runs tasks for real.)
+class Simulation {
  public:
-  Run(const EagerGraph& eg, absl::Span<const uint32_t> rank) : eg_(eg), rank_(rank) {
+  Simulation(const EagerGraph& eg, absl::Span<const uint32_t> rank) : eg_(eg), rank_(rank) {
     waiting_.resize(eg.n);
     readers_left_.resize(eg.n);
     for (uint32_t i = 0; i < eg.n; ++i) {
@@ -139,14 +130,14 @@ class Run {
 }  // namespace
 
 uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities) {
-  Run run(eg, priorities);
+  Simulation run(eg, priorities);
   std::vector<uint32_t> roots = run.initial_ready();
   int64_t held = 0, worst = 0;
   // Roots are only ever on the stack below everything a completion pushes, so
   // running them one cascade at a time, best first, is the LIFO run.
   for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
     // Track the peak inside the cascade, relative to what was held before.
-    Run::Effect e = run.cascade(*it, false, [](uint32_t) {});
+    Simulation::Effect e = run.cascade(*it, false, [](uint32_t) {});
     worst = std::max(worst, held + e.peak);
     held += e.net;
   }
@@ -156,7 +147,7 @@ uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorit
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
                                      absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates) {
   const uint32_t n = eg.n;
-  Run run(eg, base);
+  Simulation run(eg, base);
   std::vector<uint32_t> roots = run.initial_ready();
   std::reverse(roots.begin(), roots.end());  // best base rank first
   // A linked list over the roots in base order, so the first `candidates`
@@ -186,21 +177,24 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     }
     prio[t] = counter++;
   };
-  auto score = [&](const Run::Effect& e) {
+  auto score = [&](const Simulation::Effect& e) {
     if (choice == RootChoice::least_growth) return std::tuple<double, double>(double(e.net), double(e.peak));
     return std::tuple<double, double>(double(e.net) / double(e.ran), double(e.peak));
   };
   // The look-ahead may cost at most a fixed number of trial steps per task,
   // so a root whose trial is long (the last input of a big reduction) cannot
   // make the whole quadratic; once the budget is spent, roots go in base order.
-  uint64_t budget = 64 * uint64_t{n} + 100'000;
+  // Sixteen trial steps per task hold as few results as sixty-four did on the
+  // eight dask graphs of tests/data/graphs and on the DAGs of bench/overhead
+  // and bench/optimize, at a quarter of the cost on large graphs.
+  uint64_t budget = 16 * uint64_t{n} + 100'000;
   while (next[nr] != nr) {
     uint32_t best = next[nr];
     std::tuple<double, double> best_score{};
     uint32_t seen = 0;
     for (uint32_t i = next[nr]; i != nr && seen < candidates && candidates > 1 && budget > 0;
          i = next[i], ++seen) {
-      const Run::Effect e = run.cascade(roots[i], true, [](uint32_t) {}, budget);
+      const Simulation::Effect e = run.cascade(roots[i], true, [](uint32_t) {}, budget);
       run.undo();
       budget -= e.ran;
       if (!e.complete) break;

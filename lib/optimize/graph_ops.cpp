@@ -23,36 +23,102 @@ std::vector<Key> dependents(const Graph& g, const Key& key) {
   return out;
 }
 
+namespace {
+
+class Culler {
+ public:
+  Culler(const Graph& g, const CompiledGraph& c, absl::Span<const uint8_t> known) : g_(g), c_(c), known_(known) {
+    out_.target.assign(c.size(), CulledIds::kUnneeded);
+  }
+
+  CulledIds run(absl::Span<const uint32_t> roots) {
+    for (uint32_t r : roots) out_.roots.push_back(visit(r));
+    // Depth-first; stops at literals and known values.
+    while (!stack_.empty()) {
+      const uint32_t id = stack_.back();
+      stack_.pop_back();
+      out_.nodes.push_back(id);
+      if (is_known(id) || !g_.node(id).is_task()) continue;
+      for (uint32_t d : c_.dependencies(id)) visit(d);
+    }
+    std::sort(out_.nodes.begin(), out_.nodes.end());
+    std::sort(out_.aliases.begin(), out_.aliases.end());
+    return std::move(out_);
+  }
+
+ private:
+  bool is_known(uint32_t id) const { return !known_.empty() && known_[id] != 0; }
+  bool is_alias(uint32_t id) const { return !is_known(id) && g_.node(id).is_alias(); }
+
+  // Marks `id` needed; returns the node it stands for.
+  uint32_t visit(uint32_t id) {
+    const uint32_t t = resolve(id);
+    if (out_.target[t] == CulledIds::kUnneeded) {
+      out_.target[t] = t;
+      stack_.push_back(t);
+    }
+    return t;
+  }
+
+  // The end of `id`'s alias chain. Each alias is walked once: later lookups
+  // stop at the first alias already resolved.
+  uint32_t resolve(uint32_t id) {
+    chain_.clear();
+    uint32_t at = id;
+    while (is_alias(at) && out_.target[at] == CulledIds::kUnneeded) {
+      if (on_chain_.empty()) on_chain_.assign(c_.size(), 0);
+      if (on_chain_[at]) throw_alias_cycle(at);
+      on_chain_[at] = 1;
+      chain_.push_back(at);
+      at = c_.dependencies(at)[0];
+    }
+    const uint32_t t = is_alias(at) ? out_.target[at] : at;
+    for (uint32_t a : chain_) {
+      out_.target[a] = t;
+      on_chain_[a] = 0;
+      out_.aliases.push_back(a);
+    }
+    return t;
+  }
+
+  [[noreturn]] void throw_alias_cycle(uint32_t again) const {
+    std::vector<Key> cycle;
+    auto from = std::find(chain_.begin(), chain_.end(), again);
+    for (auto it = from; it != chain_.end(); ++it) cycle.push_back(g_.key(*it));
+    cycle.push_back(g_.key(again));
+    throw CycleError(std::move(cycle));
+  }
+
+  const Graph& g_;
+  const CompiledGraph& c_;
+  absl::Span<const uint8_t> known_;
+  CulledIds out_;
+  std::vector<uint32_t> stack_, chain_;
+  std::vector<uint8_t> on_chain_;
+};
+
+}  // namespace
+
+CulledIds cull_ids(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> roots,
+                   absl::Span<const uint8_t> known) {
+  return Culler(g, c, known).run(roots);
+}
+
 Graph cull(const Graph& g, absl::Span<const Key> keys) {
-  std::vector<uint8_t> needed(g.size(), 0);
-  std::vector<uint32_t> stack;
+  std::vector<uint32_t> roots;
   for (const Key& k : keys) {
     auto i = g.index_of(k);
     if (!i) throw MissingKeyError(k, std::nullopt);
-    if (!needed[*i]) {
-      needed[*i] = 1;
-      stack.push_back(*i);
-    }
+    roots.push_back(*i);
   }
-  size_t count = stack.size();
-  while (!stack.empty()) {
-    const uint32_t i = stack.back();
-    stack.pop_back();
-    for (const Key& d : g.dependencies(i)) {
-      auto j = g.index_of(d);
-      if (!j) throw MissingKeyError(d, g.key(i));
-      if (!needed[*j]) {
-        needed[*j] = 1;
-        ++count;
-        stack.push_back(*j);
-      }
-    }
-  }
+  const CompiledGraph c = compile(g);
+  const CulledIds culled = cull_ids(g, c, roots);
+  std::vector<uint32_t> keep = culled.nodes;
+  keep.insert(keep.end(), culled.aliases.begin(), culled.aliases.end());
+  std::sort(keep.begin(), keep.end());
   Graph out;
-  out.reserve(count);
-  for (uint32_t i = 0; i < g.size(); ++i) {
-    if (needed[i]) out.set(g.key(i), g.node(i));
-  }
+  out.reserve(keep.size());
+  for (uint32_t i : keep) out.set(g.key(i), g.node(i));
   return out;
 }
 

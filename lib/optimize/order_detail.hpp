@@ -14,15 +14,6 @@
 
 namespace tessera::detail {
 
-//! Adjacency lists in compressed sparse rows.
-struct Csr {
-  std::vector<uint32_t> offsets{0};
-  std::vector<uint32_t> ids;
-  absl::Span<const uint32_t> operator[](uint32_t i) const {
-    return {ids.data() + offsets[i], offsets[i + 1] - offsets[i]};
-  }
-};
-
 //! A sorted set of node ids, shared by every node that has the same one.
 using IdSet = std::shared_ptr<const std::vector<uint32_t>>;
 

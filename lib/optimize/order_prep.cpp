@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <absl/hash/hash.h>
 
 #include "order_detail.hpp"
@@ -48,14 +49,28 @@ OrderGraph make_order_graph(const Graph& g, const CompiledGraph& c) {
 
 namespace {
 
-struct VectorHash {
-  size_t operator()(const std::vector<uint32_t>& v) const { return absl::HashOf(v); }
+// Sets are shared by content: the table holds each distinct set once and is
+// looked up with the contents of a new union, so a union is not copied to be
+// a key as well as kept as a set.
+struct SetHash {
+  using is_transparent = void;
+  size_t operator()(absl::Span<const uint32_t> v) const { return absl::HashOf(v); }
+  size_t operator()(const IdSet& s) const { return (*this)(absl::MakeConstSpan(*s)); }
 };
+struct SetEq {
+  using is_transparent = void;
+  static absl::Span<const uint32_t> span(absl::Span<const uint32_t> v) { return v; }
+  static absl::Span<const uint32_t> span(const IdSet& s) { return absl::MakeConstSpan(*s); }
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    return span(a) == span(b);
+  }
+};
+using SetTable = absl::flat_hash_set<IdSet, SetHash, SetEq>;
 
 // The union of the children's sets, sharing an existing set whenever the
 // union equals one (dense graphs end up with a handful of distinct sets).
-IdSet merge_sets(absl::Span<const IdSet> parts,
-                 absl::flat_hash_map<std::vector<uint32_t>, IdSet, VectorHash>& dedup) {
+IdSet merge_sets(absl::Span<const IdSet> parts, SetTable& dedup) {
   const IdSet& first = parts[0];
   bool all_in_first = true;
   for (size_t i = 1; i < parts.size() && all_in_first; ++i) {
@@ -68,8 +83,9 @@ IdSet merge_sets(absl::Span<const IdSet> parts,
     // (a sort of the concatenation cost a log factor more, and dominated the
     // preparation of wide stencils, whose sets grow a row at a time).
     std::vector<uint32_t> tmp;
-    merged.assign(first->begin(), first->end());
-    for (size_t i = 1; i < parts.size(); ++i) {
+    merged.reserve(first->size() + parts[1]->size());
+    std::set_union(first->begin(), first->end(), parts[1]->begin(), parts[1]->end(), std::back_inserter(merged));
+    for (size_t i = 2; i < parts.size(); ++i) {
       tmp.clear();
       tmp.reserve(merged.size() + parts[i]->size());
       std::set_union(merged.begin(), merged.end(), parts[i]->begin(), parts[i]->end(), std::back_inserter(tmp));
@@ -80,9 +96,10 @@ IdSet merge_sets(absl::Span<const IdSet> parts,
     std::sort(merged.begin(), merged.end());
     merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
   }
-  auto [it, inserted] = dedup.try_emplace(merged, nullptr);
-  if (inserted) it->second = std::make_shared<const std::vector<uint32_t>>(std::move(merged));
-  return it->second;
+  if (auto it = dedup.find(absl::MakeConstSpan(merged)); it != dedup.end()) return *it;
+  IdSet made = std::make_shared<const std::vector<uint32_t>>(std::move(merged));
+  dedup.insert(made);
+  return made;
 }
 
 }  // namespace
@@ -163,28 +180,72 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
   if (connecting_by_bits(og, deps, dents, out)) return out;
   std::vector<uint32_t> num_needed(og.n), stack, roots;
   for (uint32_t i = 0; i < og.n; ++i) num_needed[i] = static_cast<uint32_t>(deps[i].size());
+  // A node all of whose inputs feed only it, and are roots or such nodes
+  // themselves, sits on a tree: the roots under its inputs are disjoint, so its
+  // count is their sum and its set is not built unless a node off the tree (or
+  // the caller, at a sink) needs it. A tree reduction then costs linear time
+  // instead of a union per node.
+  std::vector<uint8_t> on_tree(og.n, 0);
+  std::vector<uint32_t> tree_count(og.n, 0);
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !deps[i].empty()) continue;
     roots.push_back(i);
-    out.sets[i] = std::make_shared<const std::vector<uint32_t>>(1, i);
+    on_tree[i] = 1;
+    tree_count[i] = 1;
     out.max_dependents[i] = static_cast<uint32_t>(dents[i].size());
     for (uint32_t child : dents[i]) {
       if (--num_needed[child] == 0) stack.push_back(child);
     }
   }
-  absl::flat_hash_map<std::vector<uint32_t>, IdSet, VectorHash> dedup;
+  // The roots under a tree node, gathered once (each tree node has one reader).
+  std::vector<uint32_t> walk;
+  auto set_of = [&](uint32_t i) -> const IdSet& {
+    if (out.sets[i] || !on_tree[i]) return out.sets[i];
+    std::vector<uint32_t> ids;
+    ids.reserve(tree_count[i]);
+    walk.assign(1, i);
+    while (!walk.empty()) {
+      const uint32_t u = walk.back();
+      walk.pop_back();
+      if (deps[u].empty()) ids.push_back(u);
+      for (uint32_t c : deps[u]) walk.push_back(c);
+    }
+    std::sort(ids.begin(), ids.end());
+    out.sets[i] = std::make_shared<const std::vector<uint32_t>>(std::move(ids));
+    return out.sets[i];
+  };
+  SetTable dedup;
   std::vector<IdSet> parts;
+  absl::flat_hash_set<const std::vector<uint32_t>*> seen;
   while (!stack.empty()) {
     const uint32_t key = stack.back();
     stack.pop_back();
     for (uint32_t parent : dents[key]) {
       if (--num_needed[parent] == 0) stack.push_back(parent);
     }
-    parts.clear();
+    bool tree = true;
+    for (uint32_t child : deps[key]) tree = tree && on_tree[child] && dents[child].size() == 1;
     uint32_t max_dep = 0;
+    if (tree) {
+      uint64_t count = 0;
+      for (uint32_t child : deps[key]) {
+        count += tree_count[child];
+        max_dep = std::max(max_dep, out.max_dependents[child]);
+      }
+      on_tree[key] = 1;
+      tree_count[key] = static_cast<uint32_t>(count);
+      out.max_dependents[key] = max_dep;
+      continue;
+    }
+    parts.clear();
+    seen.clear();
+    // Each distinct set once; a node with many inputs (a wide fan-in) looks
+    // sets up by address, so it stays linear in its inputs.
+    const bool wide = deps[key].size() > 16;
     for (uint32_t child : deps[key]) {
-      const IdSet& s = out.sets[child];
-      if (std::find(parts.begin(), parts.end(), s) == parts.end()) {
+      const IdSet& s = set_of(child);
+      const bool fresh = wide ? seen.insert(s.get()).second : std::find(parts.begin(), parts.end(), s) == parts.end();
+      if (fresh) {
         parts.push_back(s);
         max_dep = std::max(max_dep, out.max_dependents[child]);
       }
@@ -193,9 +254,18 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
     out.sets[key] = parts.size() == 1 ? parts[0] : merge_sets(parts, dedup);
   }
   auto empty = std::make_shared<const std::vector<uint32_t>>();
-  for (uint32_t r : roots) out.sets[r] = empty;
   for (uint32_t i = 0; i < og.n; ++i) {
-    if (!out.sets[i]) out.sets[i] = empty;  // removed literals
+    if (og.removed[i] || deps[i].empty()) {
+      out.sets[i] = empty;  // roots count none; removed literals are no nodes
+      continue;
+    }
+    if (on_tree[i]) {
+      out.counts[i] = tree_count[i];
+      // Sets are promised at the sinks only.
+      if (dents[i].empty()) set_of(i);
+      if (!out.sets[i]) out.sets[i] = empty;
+      continue;
+    }
     out.counts[i] = static_cast<uint32_t>(out.sets[i]->size());
   }
   return out;

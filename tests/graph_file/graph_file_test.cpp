@@ -64,7 +64,9 @@ TEST_CASE("a graph file loads as synthetic tasks of the recorded sizes") {
   CHECK(!g.reference);
   Value v = testing::evaluate(g.graph, Key("b", {0}));
   CHECK(v.nbytes() == 40);
-  CHECK(v.as<SyntheticResult>().data.size() == 40);
+  CHECK(v.as<SyntheticResult>().data.size() == 40);  // allocated when the task ran
+  CHECK(testing::evaluate(g.graph, "lit").as<SyntheticResult>().data.empty());  // a literal only reports its size
+  CHECK(testing::evaluate(g.graph, "lit").nbytes() == 16);
   // A literal with one dependency is dask's alias; a non-integer element folds into the name.
   CHECK(g.graph.at(Key("c/extra/1.5", {2})).is_alias());
 }
@@ -128,4 +130,71 @@ TEST_CASE("a cycle is a CycleError naming the file and printing the cycle") {
                                 {"key": "q", "deps": ["p"], "func": "f", "nbytes": 1})",
                              R"(["p"])"));
   REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()), (f.path() + ": cycle in graph: p -> q -> p").c_str(), CycleError);
+}
+
+TEST_CASE("a key nested 100,000 deep is refused with a short message naming the file") {
+  const std::string deep = std::string(100000, '[') + "\"k\"" + std::string(100000, ']');
+  TempFile f(file_with_tasks(R"({"key": )" + deep + R"(, "deps": [], "func": "f", "nbytes": 1})", "[]"));
+  try {
+    load_graph_file(f.path());
+    FAIL("expected a StorageError");
+  } catch (const StorageError& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind(f.path() + ": tasks[0].key: expected a key (a string or [name, i, ...]), found [[[[", 0) == 0);
+    CHECK(what.size() < 200);
+  }
+}
+
+TEST_CASE("a key nested inside a key is refused, quoting a short prefix") {
+  const std::string nested = R"(["a", [)" + std::string(500, '1') + "]]";
+  TempFile f(file_with_tasks(R"({"key": )" + nested + R"(, "deps": [], "func": "f", "nbytes": 1})", "[]"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()),
+                         (f.path() + ": tasks[0].key: expected key elements that are strings or numbers, found [" +
+                          std::string(39, '1') + "...")
+                             .c_str(),
+                         StorageError);
+}
+
+TEST_CASE("reference figures keep all 64 bits") {
+  TempFile f(R"({"format": "tessera-graph/1", "tasks": [{"key": "x", "deps": [], "func": "f", "nbytes": 8}],
+    "outputs": ["x"], "reference": {"order_max_pressure": 4294967297, "sync_max_held": 8589934592,
+    "sync_max_held_bytes": 18446744073709551615}})");
+  GraphFile g = load_graph_file(f.path());
+  REQUIRE(g.reference);
+  CHECK(*g.reference->order_max_pressure == 4294967297u);
+  CHECK(*g.reference->sync_max_held == 8589934592u);
+  CHECK(*g.reference->sync_max_held_bytes == 18446744073709551615u);
+}
+
+TEST_CASE("a negative figure or size is refused saying what was found") {
+  TempFile fig(R"({"format": "tessera-graph/1", "tasks": [], "outputs": [], "reference": {"sync_max_held": -1}})");
+  REQUIRE_THROWS_WITH_AS(load_graph_file(fig.path()),
+                         (fig.path() + ": reference.sync_max_held: expected a non-negative integer, found -1").c_str(),
+                         StorageError);
+  TempFile size(file_with_tasks(R"({"key": "x", "deps": [], "func": "f", "nbytes": 2.5})", "[]"));
+  REQUIRE_THROWS_WITH_AS(load_graph_file(size.path()),
+                         (size.path() + ": tasks[0].nbytes: expected a non-negative integer, found 2.5").c_str(),
+                         StorageError);
+}
+
+TEST_CASE("a literal's size is recorded, not allocated, when the file is read") {
+  // 1 TiB: reading the file must not try to hold it.
+  TempFile f(file_with_tasks(R"({"key": "big", "deps": [], "func": "literal", "nbytes": 1099511627776})", R"(["big"])"));
+  GraphFile g = load_graph_file(f.path());
+  CHECK(g.nbytes == std::vector<uint64_t>{1099511627776u});
+  CHECK(testing::evaluate(g.graph, "big").nbytes() == 1099511627776u);
+}
+
+TEST_CASE("a dask_order name that is not a key in JSON text is refused") {
+  TempFile f(R"({"format": "tessera-graph/1", "tasks": [{"key": "x", "deps": [], "func": "f", "nbytes": 8}],
+    "outputs": ["x"], "reference": {"dask_order": {"x": 0}}})");
+  REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()),
+                         (f.path() + ": reference.dask_order: the name x is not a key in JSON text").c_str(),
+                         StorageError);
+}
+
+TEST_CASE("text after the top-level object is not valid JSON") {
+  TempFile f(R"({"format": "tessera-graph/1", "tasks": [], "outputs": []} {})");
+  REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()), doctest::Contains((f.path() + ": not valid JSON: ").c_str()),
+                         StorageError);
 }

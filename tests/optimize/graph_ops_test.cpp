@@ -63,6 +63,70 @@ TEST_CASE("cull refuses an absent key and names a task's missing dependency") {
                          "missing key ghost: task bad depends on it, but the graph has no such key", MissingKeyError);
 }
 
+//   x   y
+//   |   |
+//   z   |        u          r2 -> r1 -> w   (aliases)
+//    \ /
+//     w
+TEST_CASE("cull_ids follows aliases to their targets and lists the aliases on the way") {
+  Graph g = small_graph();
+  g.alias("r1", "w");
+  g.alias("r2", "r1");
+  const CompiledGraph c = compile(g);
+  const uint32_t r2 = *g.index_of("r2"), r1 = *g.index_of("r1"), w = *g.index_of("w");
+  const CulledIds culled = cull_ids(g, c, {r2});
+  CHECK(culled.roots == std::vector<uint32_t>{w});
+  CHECK(culled.aliases == std::vector<uint32_t>{r1, r2});
+  std::vector<Key> nodes;
+  for (uint32_t i : culled.nodes) nodes.push_back(g.key(i));
+  CHECK(nodes == std::vector<Key>{"x", "y", "z", "w"});
+  CHECK(culled.target[r2] == w);
+  CHECK(culled.target[r1] == w);
+  CHECK(culled.target[*g.index_of("u")] == CulledIds::kUnneeded);
+}
+
+TEST_CASE("cull_ids stops at known values, even a task or an alias") {
+  Graph g = small_graph();
+  g.alias("r1", "w");
+  const CompiledGraph c = compile(g);
+  std::vector<uint8_t> known(g.size(), 0);
+  known[*g.index_of("z")] = 1;
+  CulledIds culled = cull_ids(g, c, {*g.index_of("w")}, known);
+  std::vector<Key> nodes;
+  for (uint32_t i : culled.nodes) nodes.push_back(g.key(i));
+  CHECK(nodes == std::vector<Key>{"y", "z", "w"});  // not x: z is known
+  known.assign(g.size(), 0);
+  known[*g.index_of("r1")] = 1;
+  culled = cull_ids(g, c, {*g.index_of("r1")}, known);
+  CHECK(culled.roots == std::vector<uint32_t>{*g.index_of("r1")});
+  CHECK(culled.aliases.empty());
+}
+
+TEST_CASE("cull_ids refuses aliases that refer to each other, printing the cycle") {
+  Graph g;
+  g.alias("p", "q");
+  g.alias("q", "r");
+  g.alias("r", "q");
+  const CompiledGraph c = compile(g);
+  REQUIRE_THROWS_WITH_AS(cull_ids(g, c, {0}), "cycle in graph: q -> r -> q", CycleError);
+}
+
+TEST_CASE("a chain of 300,000 aliases culls to its end, each alias resolved once") {
+  Graph g;
+  const uint32_t n = 300000;
+  g.put(Key("a", {0}), 1);
+  for (int64_t i = 1; i <= n; ++i) g.alias(Key("a", {i}), Key("a", {i - 1}));
+  const CompiledGraph c = compile(g);
+  // Every alias of the chain requested: a lookup per alias must not walk the rest of the chain.
+  std::vector<uint32_t> roots(n);
+  for (uint32_t i = 0; i < n; ++i) roots[i] = n - i;
+  const CulledIds culled = cull_ids(g, c, roots);
+  CHECK(culled.nodes == std::vector<uint32_t>{0});
+  CHECK(culled.aliases.size() == n);
+  CHECK(std::all_of(culled.roots.begin(), culled.roots.end(), [](uint32_t r) { return r == 0; }));
+  CHECK(cull(g, {Key("a", {int64_t{n}})}).size() == n + 1);
+}
+
 TEST_CASE("toposort puts every key after its dependencies") {
   Graph g = small_graph();
   std::vector<Key> keys = toposort(g);

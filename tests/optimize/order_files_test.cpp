@@ -46,7 +46,7 @@ TEST_CASE("the pressure metric and the get_sync model reproduce dask's figures u
 // every file with tessera's order holds at most as many results as dask 2022.12
 // did, and at most 75% of dask's total.
 TEST_CASE("get_sync with order holds no more results than dask's, and 25% fewer overall") {
-  uint32_t dask_sum = 0, ours_sum = 0;
+  uint64_t dask_sum = 0, ours_sum = 0;
   std::printf("%-22s %14s %14s %12s %12s\n", "graph", "dask sync_held", "ours sync_held", "dask order_p",
               "ours order_p");
   for (const std::string& name : kGraphs) {
@@ -65,13 +65,15 @@ TEST_CASE("get_sync with order holds no more results than dask's, and 25% fewer 
     CHECK(sync_pressure(culled, c, prio, f.outputs) == held);
     // dask's order_max_pressure is of the whole file's graph.
     const uint32_t pressure = order_pressure(f.graph, order(f.graph));
-    std::printf("%-22s %14u %14u %12u %12u\n", name.c_str(), *f.reference->sync_max_held, held,
-                *f.reference->order_max_pressure, pressure);
+    std::printf("%-22s %14llu %14u %12llu %12u\n", name.c_str(),
+                static_cast<unsigned long long>(*f.reference->sync_max_held), held,
+                static_cast<unsigned long long>(*f.reference->order_max_pressure), pressure);
     CHECK(held <= *f.reference->sync_max_held);
     dask_sum += *f.reference->sync_max_held;
     ours_sum += held;
   }
-  std::printf("%-22s %14u %14u\n", "sum", dask_sum, ours_sum);
+  std::printf("%-22s %14llu %14llu\n", "sum", static_cast<unsigned long long>(dask_sum),
+              static_cast<unsigned long long>(ours_sum));
   CHECK(dask_sum == 836);
   CHECK(ours_sum * 4 <= dask_sum * 3);
 }

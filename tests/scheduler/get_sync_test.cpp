@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "tessera/graph/error.hpp"
+#include "tessera/graph/compiled.hpp"
+#include "tessera/optimize/order.hpp"
 #include "tessera/scheduler/get.hpp"
+#include "tessera/scheduler/plan.hpp"
 #include "testing.hpp"
 
 using namespace tessera;
@@ -298,4 +301,37 @@ TEST_CASE("get_sync pops tasks in dask's LIFO order and holds what dask's get_sy
     CHECK(plain.peak_held == expected.peak);
   }
   CHECK(Counted::alive == 0);
+}
+
+//   x   y
+//   |   |
+//   z   |
+//    \ /
+//     w      result -> w (alias)
+TEST_CASE("a Plan from a compiled and ordered graph runs in the given priorities") {
+  Graph g = small_graph();
+  g.alias("result", "w");
+  const CompiledGraph c = compile(g);
+  // Priorities that run z before anything else can only come from the caller.
+  std::vector<uint32_t> prio(g.size());
+  for (uint32_t i = 0; i < g.size(); ++i) prio[i] = static_cast<uint32_t>(g.size() - 1 - i);
+  Plan plan(g, c, prio, Key("result"));
+  CHECK(get_sync(plan).as<int>() == 4);
+  REQUIRE(plan.num_tasks() == 2);
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) CHECK(plan.priority(t) == prio[plan.graph_id(t)]);
+  const Plan ordered(g, c, order(g, c), {"result"});
+  const Plan fresh(g, {"result"});
+  for (uint32_t t = 0; t < fresh.num_tasks(); ++t) CHECK(ordered.priority(t) == fresh.priority(t));
+}
+
+TEST_CASE("a Plan refuses a compiled form or priorities of another graph") {
+  Graph g = small_graph();
+  Graph other = small_graph();
+  other.put("extra", 0);
+  const CompiledGraph c = compile(other);
+  const std::vector<uint32_t> prio = order(other, c);
+  REQUIRE_THROWS_WITH_AS(Plan(g, c, prio, {"w"}),
+                         "Plan: expected a compiled form and priorities of the graph's 4 nodes, found 5 compiled "
+                         "nodes and 5 priorities",
+                         std::invalid_argument);
 }

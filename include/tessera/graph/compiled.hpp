@@ -2,8 +2,10 @@
 //
 // Hot paths (ordering, scheduling) work on ids, not keys: node i of the Graph is
 // id i, and the edges are stored twice in CSR form (compressed sparse rows of
-// 32-bit ids), once as dependencies and once as dependents. Building it checks
-// that every dependency is a key of the graph.
+// 32-bit ids, the `Csr` below), once as dependencies and once as dependents.
+// Building it checks that every dependency is a key of the graph. `Csr` is the
+// one adjacency type of tessera: order's working graphs and a Plan's edges are
+// Csr too.
 //
 // @code
 //   tessera::CompiledGraph c = tessera::compile(g);
@@ -22,27 +24,45 @@
 
 namespace tessera {
 
+//! Adjacency lists in compressed sparse rows: row i is
+//! ids[offsets[i] .. offsets[i + 1]). Build one row at a time with
+//! `ids.push_back(...)` then `end_row()`.
+struct Csr {
+  std::vector<uint32_t> offsets{0};
+  std::vector<uint32_t> ids;
+
+  uint32_t rows() const { return static_cast<uint32_t>(offsets.size() - 1); }
+  size_t num_edges() const { return ids.size(); }
+  absl::Span<const uint32_t> operator[](uint32_t i) const {
+    return {ids.data() + offsets[i], offsets[i + 1] - offsets[i]};
+  }
+  //! Closes the row being built: the ids pushed since the last end_row().
+  void end_row() { offsets.push_back(static_cast<uint32_t>(ids.size())); }
+  //! The reverse adjacency over `columns` rows: row j lists every row i that
+  //! lists j, ascending, once per time i lists it. Linear (a counting sort).
+  Csr transpose(uint32_t columns) const;
+};
+
 class CompiledGraph {
  public:
   //! Number of nodes (ids are 0..size()-1).
-  uint32_t size() const { return static_cast<uint32_t>(dep_offsets_.size() - 1); }
+  uint32_t size() const { return deps_.rows(); }
   //! Ids that node i reads, in the order of the task's dependencies().
-  absl::Span<const uint32_t> dependencies(uint32_t i) const {
-    return {deps_.data() + dep_offsets_[i], dep_offsets_[i + 1] - dep_offsets_[i]};
-  }
+  absl::Span<const uint32_t> dependencies(uint32_t i) const { return deps_[i]; }
   //! Ids of the nodes that read node i, ascending.
-  absl::Span<const uint32_t> dependents(uint32_t i) const {
-    return {dependents_.data() + dependent_offsets_[i],
-            dependent_offsets_[i + 1] - dependent_offsets_[i]};
-  }
-  size_t num_edges() const { return deps_.size(); }
+  absl::Span<const uint32_t> dependents(uint32_t i) const { return dependents_[i]; }
+  size_t num_edges() const { return deps_.num_edges(); }
+  //! Both directions as CSR.
+  const Csr& dependencies() const { return deps_; }
+  const Csr& dependents() const { return dependents_; }
 
+  //! Builds from the dependencies of each node.
+  explicit CompiledGraph(Csr deps);
   //! Builds from explicit CSR arrays (offsets have size()+1 entries).
   CompiledGraph(std::vector<uint32_t> dep_offsets, std::vector<uint32_t> deps);
 
  private:
-  std::vector<uint32_t> dep_offsets_, deps_;
-  std::vector<uint32_t> dependent_offsets_, dependents_;
+  Csr deps_, dependents_;
 };
 
 //! The compiled form of `g`. Throws MissingKeyError naming the task whose

@@ -4,9 +4,10 @@
 // task graph, exported from dask: each task's key, the keys it reads, its
 // function's name and the size of its result. Loading one gives a Graph of
 // synthetic tasks that can be culled, ordered and run like any other: each task
-// reads its dependencies and makes a result of the recorded size (a
-// SyntheticResult, whose nbytes() reports it); `literal` nodes are literals of
-// that size. The file's requested keys and dask's own figures for the graph come
+// reads its dependencies and, when it runs, allocates a result of the recorded
+// size (a SyntheticResult, whose nbytes() reports it); `literal` nodes are
+// literals that report their size without holding it, so reading a file never
+// allocates what its graph would. The file's requested keys and dask's own figures for the graph come
 // with it, so tessera's order and schedulers can be compared with dask's.
 //
 // @code
@@ -26,15 +27,20 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
 
 namespace tessera {
 
-//! What a synthetic task returns: `size` bytes of memory, reported by nbytes().
+//! What a synthetic node holds: `size` bytes, reported by nbytes(). A task's
+//! result owns that much memory (`data`); a file's literal only reports it.
 struct SyntheticResult {
+  uint64_t size = 0;
   std::vector<std::byte> data;
-  size_t nbytes() const { return data.size(); }
+  uint64_t nbytes() const { return size; }
+  //! A result that owns `size` bytes of zeroed memory.
+  static SyntheticResult allocate(uint64_t size);
 };
 
 //! dask's figures for a graph file (each optional in the file).
@@ -42,8 +48,8 @@ struct GraphReference {
   std::string tool;
   //! dask.order's priority per key (lower runs first); empty when absent.
   absl::flat_hash_map<Key, uint32_t> dask_order;
-  std::optional<uint32_t> order_max_pressure;
-  std::optional<uint32_t> sync_max_held;
+  std::optional<uint64_t> order_max_pressure;
+  std::optional<uint64_t> sync_max_held;
   std::optional<uint64_t> sync_max_held_bytes;
 };
 
@@ -52,6 +58,9 @@ struct GraphFile {
   std::string name;
   std::string source;
   Graph graph;
+  //! The graph's compiled form, made once when the file was checked (reuse it
+  //! with order(graph, compiled) or a Plan).
+  CompiledGraph compiled{Csr{}};
   //! The requested keys, in the file's order.
   std::vector<Key> outputs;
   //! The recorded result size of each node, by node id.
@@ -60,7 +69,8 @@ struct GraphFile {
 };
 
 //! Reads the `tessera-graph/1` file at `path`. Throws StorageError for a file
-//! that cannot be read, is not JSON, or lacks a required field; MissingKeyError
+//! that cannot be read or is not JSON, lacks a required field or has one of the
+//! wrong kind (something nested inside a key, a negative size); MissingKeyError
 //! for a dependency or output that is not a key of the file; CycleError for a
 //! cycle. Each message starts with the path.
 GraphFile load_graph_file(const std::string& path);

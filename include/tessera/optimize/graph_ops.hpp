@@ -38,6 +38,22 @@ inline Graph cull(const Graph& g, std::initializer_list<Key> keys) {
   return cull(g, absl::Span<const Key>(keys.begin(), keys.size()));
 }
 
+//! What `roots` need, on the ids of `c` (the compiled form of `g`): the one
+//! cull that `cull`, the schedulers' Plan and order's run model share. An alias
+//! is followed to the node its chain ends at, each alias once, so alias chains
+//! cost linear time; a `known` node (one per id when given: a cached value) is a
+//! value, not followed, whatever it maps to. Throws CycleError for aliases that
+//! refer to each other.
+struct CulledIds {
+  static constexpr uint32_t kUnneeded = UINT32_MAX;
+  std::vector<uint32_t> nodes;    //!< needed ids that are not followed aliases, ascending
+  std::vector<uint32_t> aliases;  //!< the aliases on the way, ascending
+  std::vector<uint32_t> roots;    //!< each root, resolved through its aliases
+  std::vector<uint32_t> target;   //!< per id: a needed node itself, a needed alias its chain's end; else kUnneeded
+};
+CulledIds cull_ids(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> roots,
+                   absl::Span<const uint8_t> known = {});
+
 //! Node ids in an order where every node comes after its dependencies (ties by
 //! id). Throws CycleError printing the cycle (`a -> b -> a`).
 std::vector<uint32_t> topological_order(const Graph& g, const CompiledGraph& c);

@@ -8,11 +8,17 @@
 // runs the same graph several times without redoing that work, and separates
 // the cost of running from the cost of preparing (bench/ measures both).
 //
+// A caller that has already compiled and ordered the graph (a tool that also
+// reports on the order) hands both in, and the Plan reuses them instead of
+// compiling and ordering again.
+//
 // A Plan refers to the Graph's tasks: the Graph must outlive it, unchanged.
 //
 // @code
 //   tessera::Plan plan(g, "w");
 //   for (int i = 0; i < 3; ++i) tessera::get(plan).as<int>();   // no re-culling, no re-ordering
+//   const tessera::CompiledGraph c = tessera::compile(g);
+//   tessera::Plan same(g, c, tessera::order(g, c), "w");       // compiled and ordered once
 // @endcode
 //
 // Thread-safe: immutable once built; several runs may use one Plan at once.
@@ -23,6 +29,7 @@
 
 #include <absl/types/span.h>
 
+#include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/task.hpp"
@@ -38,6 +45,14 @@ class Plan {
   //! Throws MissingKeyError for a requested key or a dependency that is not a
   //! key of `g`, and CycleError for aliases that refer to each other.
   Plan(const Graph& g, Keys keys, const Cache& cache = {});
+  //! The same, reusing `c` (compile(g)) and `priorities` (one per id of `c`,
+  //! such as order(g, c)) instead of compiling and ordering again. The tasks the
+  //! request needs keep their relative order from `priorities`; empty
+  //! `priorities` let the Plan order as the constructor above does. Throws
+  //! std::invalid_argument when `c` or non-empty `priorities` do not have one
+  //! entry per node of `g`.
+  Plan(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities, Keys keys,
+       const Cache& cache = {});
 
   const Graph& graph() const { return *graph_; }
   //! The request, as given.
@@ -57,14 +72,9 @@ class Plan {
   //! The `order` priority of task `id` (smaller runs first).
   uint32_t priority(uint32_t id) const { return priority_[id]; }
   //! Nodes task `id` reads, one per entry of Task::dependencies() (aliases resolved).
-  absl::Span<const uint32_t> dependencies(uint32_t id) const {
-    return {deps_.data() + dep_offsets_[id], dep_offsets_[id + 1] - dep_offsets_[id]};
-  }
+  absl::Span<const uint32_t> dependencies(uint32_t id) const { return deps_[id]; }
   //! Tasks that read node `id`, once per reading (a task reading it twice is listed twice).
-  absl::Span<const uint32_t> dependents(uint32_t id) const {
-    return {dependents_.data() + dependent_offsets_[id],
-            dependent_offsets_[id + 1] - dependent_offsets_[id]};
-  }
+  absl::Span<const uint32_t> dependents(uint32_t id) const { return dependents_[id]; }
   //! For each requested key (Keys::flatten order), its node.
   const std::vector<uint32_t>& requested() const { return requested_; }
   //! True when node `id` was requested (its result is never released).
@@ -82,8 +92,7 @@ class Plan {
   std::vector<const Task*> tasks_;
   std::vector<Value> known_;
   std::vector<uint32_t> priority_;
-  std::vector<uint32_t> dep_offsets_, deps_;
-  std::vector<uint32_t> dependent_offsets_, dependents_;
+  Csr deps_, dependents_;
   std::vector<uint32_t> requested_;
   std::vector<uint8_t> requested_mask_;
   std::vector<uint32_t> waiting_;
