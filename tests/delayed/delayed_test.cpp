@@ -202,3 +202,12 @@ TEST_CASE("a vector of lazy values is passed as a list of their results") {
   CHECK(total.graph().size() == 5);
   CHECK(total.key() == delayed(TESSERA_FN(sum_all))(parts).key());
 }
+
+TEST_CASE("compute of one value twice, or of an untyped Value result, gives each") {
+  auto a = delayed(TESSERA_FN(load))(2);
+  auto [x, y] = compute(a, a);
+  CHECK(x == 20);
+  CHECK(y == 20);
+  Delayed<Value> v = delayed([](absl::Span<const Value> args) { return args[0]; })(a);
+  CHECK(v.compute().as<int>() == 20);
+}
