@@ -5,10 +5,10 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <mutex>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/strings/str_cat.h>
-#include <absl/synchronization/mutex.h>
 
 namespace tessera {
 namespace detail {
@@ -44,10 +44,13 @@ std::string work_out_name(const void* function_address, const std::type_info& ty
 const std::string* callable_name(const void* function_address, const std::type_info& type) {
   // dladdr and demangling cost microseconds; a graph builds millions of tasks
   // from a handful of functions, so each is worked out once.
-  static absl::Mutex mu(absl::kConstInit);
+  // A std::mutex, not an absl::Mutex: ThreadSanitizer sees the pthread calls, but
+  // not the atomics inside Debian's uninstrumented libabsl (spmd names every apply,
+  // from any thread).
+  static std::mutex mu;
   static auto* names = new absl::flat_hash_map<const void*, const std::string*>;
   const void* id = function_address != nullptr ? function_address : static_cast<const void*>(&type);
-  absl::MutexLock lock(&mu);
+  std::lock_guard lock(mu);
   auto [it, inserted] = names->try_emplace(id, nullptr);
   if (inserted) it->second = intern(work_out_name(function_address, type));
   return it->second;

@@ -202,7 +202,10 @@ const std::string* callable_name(const F& f) {
   } else if constexpr (std::is_pointer_v<F>) {
     return detail::callable_name(reinterpret_cast<const void*>(f), typeid(F));
   } else {
-    return detail::callable_name(nullptr, typeid(F));
+    // One name per type: worked out once, then no lock on the way (spmd names
+    // every apply).
+    static const std::string* const name = detail::callable_name(nullptr, typeid(F));
+    return name;
   }
 }
 
