@@ -3,8 +3,9 @@
 // tessera runs dask-style task graphs on one machine: the graph model
 // (tessera/graph), graph algorithms (tessera/optimize), the schedulers
 // (tessera/scheduler), their diagnostics (tessera/diagnostics), chunked arrays over
-// Eigen tensors and memory-mapped files (tessera/array), and an SPMD broadcast
-// view (tessera/spmd). Include the module headers instead to compile less.
+// Eigen tensors and memory-mapped files (tessera/array), an SPMD broadcast view
+// (tessera/spmd), and lazy function calls whose keys tessera makes (tessera/delayed).
+// Include the module headers instead to compile less.
 //
 // @code
 //   #include <tessera/tessera.hpp>
@@ -60,3 +61,5 @@
 #include "tessera/array/io/zarr.hpp"
 
 #include "tessera/spmd/spmd.hpp"
+
+#include "tessera/delayed/delayed.hpp"
