@@ -7,7 +7,7 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 
-#include "array/array_blocks.hpp"
+#include "tessera/array/core/chunks.hpp"
 #include "diagnostics/write_file.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
