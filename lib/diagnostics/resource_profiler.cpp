@@ -124,8 +124,8 @@ std::string ResourceProfiler::svg() const {
                         "text-anchor=\"end\">0</text>\n"
                         "<text x=\"%.0f\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\" "
                         "text-anchor=\"middle\">time since start</text>\n",
-                        left, H - bottom + 18, W - right, H - bottom + 18, left - 6, top + 4, ymax / (1 << 20),
-                        left - 6, H - bottom, (left + W - right) / 2, H - 12);
+                        left, H - bottom + 18, t0, W - right, H - bottom + 18, t1, left - 6, top + 4,
+                        ymax / (1 << 20), left - 6, H - bottom, (left + W - right) / 2, H - 12);
   out += line([](const ResourceSample& s) { return s.rss_bytes; }, "#1f77b4");
   out += line([](const ResourceSample& s) { return s.held_bytes; }, "#ff7f0e");
   if (limit > 0) {

@@ -140,6 +140,8 @@ TEST_CASE("the resource profiler samples RSS, CPU and bytes held, as CSV and an 
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(svg.find("<polyline") != std::string::npos);
   CHECK(svg.find("bytes held by results") != std::string::npos);
+  CHECK(svg.find("time since start") != std::string::npos);  // the axis labels (their format once lacked two values)
+  CHECK(svg.find(" MiB</text>") != std::string::npos);
   CHECK(svg.find("</svg>") != std::string::npos);
   res.write_svg("resource_test.svg");
   std::ifstream in("resource_test.svg");
