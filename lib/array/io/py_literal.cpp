@@ -64,7 +64,7 @@ class Parser {
         if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"')) fail("expected a string key");
         std::string key = string();
         if (!accept(':')) fail("expected ':' after a key");
-        v.entries.emplace_back(std::move(key), value(depth + 1));
+        v.entries.push_back({std::move(key), value(depth + 1)});
       });
     } else if (accept_word("True")) {
       v.kind = PyLiteral::Kind::Bool;

@@ -18,13 +18,21 @@ struct PyLiteral {
   std::string str;
   int64_t integer = 0;
   bool boolean = false;
+  struct Entry;                                            // a dict's key and value
   std::vector<PyLiteral> items;                            // Tuple, List
-  std::vector<std::pair<std::string, PyLiteral>> entries;  // Dict
+  std::vector<Entry> entries;                              // Dict
 
   //! The dict entry named `key`, or nullptr.
   const PyLiteral* find(std::string_view key) const;
   //! "a string", "a tuple", ... for messages.
   std::string kind_name() const;
+};
+
+// Defined apart: a pair<string, PyLiteral> inside PyLiteral would need the type complete
+// (libstdc++ accepts it under g++, not under clang).
+struct PyLiteral::Entry {
+  std::string key;
+  PyLiteral value;
 };
 
 //! What is wrong with a literal, and where.
