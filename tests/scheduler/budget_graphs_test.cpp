@@ -13,6 +13,7 @@
 
 #include "tessera/graph_file/graph_file.hpp"
 #include "tessera/scheduler/get.hpp"
+#include "testing.hpp"
 
 using namespace tessera;
 
@@ -30,15 +31,7 @@ TEST_CASE("dask's graphs finish under a memory limit of half their unbounded pea
     const Plan plan(f.graph, Keys(f.outputs));
     std::vector<size_t> bytes(plan.num_tasks());
     for (uint32_t t = 0; t < plan.num_tasks(); ++t) bytes[t] = f.nbytes[plan.graph_id(t)];
-    size_t most = 0;
-    for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
-      std::vector<uint32_t> deps(plan.dependencies(t).begin(), plan.dependencies(t).end());
-      std::sort(deps.begin(), deps.end());
-      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      size_t need = bytes[t];
-      for (uint32_t d : deps) need += d < plan.num_tasks() ? bytes[d] : 0;
-      most = std::max(most, need);
-    }
+    const size_t most = testing::most_needed(plan, bytes);
     const size_t largest = *std::max_element(bytes.begin(), bytes.end());
     RunStats unbounded;
     get_sync(plan, {.stats = &unbounded});

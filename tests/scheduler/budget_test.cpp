@@ -44,19 +44,6 @@ struct Scratch {
   size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir), {})); }
 };
 
-// Bytes a task needs at once: its distinct task inputs and its result.
-size_t most_needed(const Plan& plan, const std::vector<size_t>& bytes) {
-  size_t most = 0;
-  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
-    std::vector<uint32_t> deps(plan.dependencies(t).begin(), plan.dependencies(t).end());
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    size_t need = bytes[t];
-    for (uint32_t d : deps) need += d < plan.num_tasks() ? bytes[d] : 0;
-    most = std::max(most, need);
-  }
-  return most;
-}
 
 size_t words_of(uint32_t seed, uint32_t i) { return 16 + testing::mix(seed, i) % 2048; }
 
@@ -80,7 +67,7 @@ TEST_CASE("random DAGs under a memory limit: the same results at every worker co
     for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
     RunStats unbounded;
     get_sync(plan, {.stats = &unbounded});
-    const size_t limit = std::max(most_needed(plan, bytes), unbounded.peak_held_bytes / 4);
+    const size_t limit = std::max(testing::most_needed(plan, bytes), unbounded.peak_held_bytes / 4);
     for (int workers : {0, 1, 2, 4}) {
       CAPTURE(n);
       CAPTURE(workers);

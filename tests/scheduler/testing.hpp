@@ -14,6 +14,7 @@
 
 #include "tessera/graph/graph.hpp"
 #include "tessera/scheduler/keys.hpp"
+#include "tessera/scheduler/plan.hpp"
 
 namespace tessera::testing {
 
@@ -170,6 +171,21 @@ inline void flatten_values(const Result& r, std::vector<uint64_t>& out) {
     return;
   }
   for (const Result& item : r.items()) flatten_values(item, out);
+}
+
+
+// Bytes a task needs at once: its distinct task inputs and its result.
+inline size_t most_needed(const Plan& plan, const std::vector<size_t>& bytes) {
+  size_t most = 0;
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    std::vector<uint32_t> deps(plan.dependencies(t).begin(), plan.dependencies(t).end());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    size_t need = bytes[t];
+    for (uint32_t d : deps) need += d < plan.num_tasks() ? bytes[d] : 0;
+    most = std::max(most, need);
+  }
+  return most;
 }
 
 }  // namespace tessera::testing
