@@ -60,7 +60,7 @@ bool Run::start() {
 }
 
 void Run::work(int worker) noexcept {
-  Worker w{worker, {}, {}, {}};
+  Worker w{worker, {}};
   if (limit_ > 0) {
     work_limited(w);
     return;
@@ -157,7 +157,7 @@ bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
   const size_t bytes = result.nbytes();
   values_[task] = std::move(result);
   size_t released = 0, released_bytes = 0;
-  release_inputs(w, task, released, released_bytes);
+  release_inputs(task, released, released_bytes);
   if (task_hooks_) {
     // posttask sees the run after this task, before any of its dependents starts.
     {
@@ -176,16 +176,10 @@ bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
 }
 
 // Drops each input whose last reader this task was (requested ones keep a use).
-// With a limit, also notes them, and the inputs left with one reader, whose
-// reader now releases something (the budget's tiers use both).
-void Run::release_inputs(Worker& w, uint32_t task, size_t& count, size_t& bytes) {
+void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
   const uint32_t nt = plan_.num_tasks();
   for (uint32_t d : plan_.dependencies(task)) {
     const uint32_t left = uses_[d].fetch_sub(1, std::memory_order_acq_rel) - 1;
-    if (limit_ > 0 && d < nt) {
-      if (left == 0) w.released.push_back(d);
-      if (left == 1) w.promoted.push_back(d);
-    }
     if (left != 0) continue;
     if (d < nt) {
       ++count;

@@ -69,9 +69,7 @@ class Run final : public RunState {
  private:
   struct Worker {
     int id;
-    std::vector<uint32_t> ready;     // made ready by the task just completed
-    std::vector<uint32_t> released;  // with a limit: inputs it released
-    std::vector<uint32_t> promoted;  // with a limit: inputs that have one reader left
+    std::vector<uint32_t> ready;  // made ready by the task just completed
   };
   // What a worker does outside the lock under a budget: results to write to
   // disk (with a copy of each value, taken under the lock), results to bring
@@ -99,7 +97,7 @@ class Run final : public RunState {
   void wait_for_change(uint32_t epoch) const;
   bool run_task(uint32_t task, Value& result);
   bool complete(Worker& w, uint32_t task, Value result, uint32_t& next);
-  void release_inputs(Worker& w, uint32_t task, size_t& count, size_t& bytes);
+  void release_inputs(uint32_t task, size_t& count, size_t& bytes);
   void collect_ready(Worker& w, uint32_t task);
   void account(size_t bytes, size_t released_count, size_t released_bytes);
   bool push_and_pop(Lock& lk, Worker& w, uint32_t& next);
@@ -118,7 +116,7 @@ class Run final : public RunState {
   enum class Pop { task, io, over };
   void work_limited(Worker& w) noexcept;
   Pop complete_limited(Worker& w, uint32_t task, Value result, uint32_t& next, Io& io);
-  void settle_locked(Worker& w, uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io);
+  void settle_locked(uint32_t task, size_t bytes, size_t inputs, size_t released, size_t released_bytes, Io& io);
   Pop step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io);
   Pop pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io);
   void prepare_budget();
@@ -163,8 +161,7 @@ class Run final : public RunState {
   const size_t limit_ = 0;
   size_t target_bytes_ = 0, pause_bytes_ = 0;
   std::unique_ptr<size_t[]> bytes_;                     // per task: its result's bytes
-  std::unique_ptr<std::atomic<uint8_t>[]> task_state_;  // per task
-  std::vector<int64_t> current_;                        // per worker: task it runs, -1 none
+  std::unique_ptr<std::atomic<uint8_t>[]> task_state_;  // per task; kFinished once settled
   // Guarded by lock_ once budget_ is set.
   std::atomic<bool> budget_{false};
   std::vector<uint8_t> node_state_, tier_, leaving_flag_;

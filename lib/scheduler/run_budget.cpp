@@ -1,9 +1,9 @@
 // A run with a memory limit (GetOptions::memory_limit).
 //
 // Until the bytes held first pass the target fraction, the worker loop is the
-// plain one with three stores more per task (the result's size, the task's
-// state, the worker's current task), so a limit that is never approached costs
-// next to nothing. On the first crossing the run switches to its budget, once:
+// plain one plus, per task, the result's size and the task's state stored and
+// its inputs' sizes summed (outside the lock), so a limit that is never
+// approached costs next to nothing (bench/overhead has the row). On the first crossing the run switches to its budget, once:
 //
 // - Ready tasks sit in three LIFO stacks by their effect on memory: `releasing`
 //   (some input has this task as its last reader, so finishing it frees that
@@ -12,7 +12,8 @@
 //   the top with the highest number is popped, which is exactly the one LIFO stack
 //   ordered by `order`. Above it the releasing stack is popped first, then neutral,
 //   then adding. Above the pause fraction a task that does not release starts only
-//   when no other task runs. A task whose input loses its last other reader moves
+//   when no other task runs; without room under the limit, a releasing task starts
+//   only when no other task runs or writes. A task whose input loses its last other reader moves
 //   to the releasing stack (pushed again; its old entry is skipped when it reaches
 //   the top). Each task is pushed at most twice and popped once: O(1) amortized,
 //   plus a pass over the readers of an input that lost one.
@@ -57,7 +58,6 @@ void Run::prepare_budget() {
   bytes_ = std::make_unique<size_t[]>(nt);
   task_state_ = std::make_unique<std::atomic<uint8_t>[]>(nt);
   for (uint32_t t = 0; t < nt; ++t) task_state_[t].store(kWaiting, std::memory_order_relaxed);
-  current_.assign(static_cast<size_t>(num_workers()), -1);
   store_ = std::make_unique<SpillStore>(options_.scratch_dir, options_.disk_limit);
 }
 
@@ -74,7 +74,7 @@ void Run::work_limited(Worker& w) noexcept {
       abandon_io(io);
       return;
     }
-    if (!do_io(w, io, p == Pop::task)) return;
+    if (!io.empty() && !do_io(w, io, p == Pop::task)) return;
     if (p == Pop::io) {
       Lock lk(lock_);
       --io_busy_;
@@ -92,13 +92,17 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
   const size_t bytes = result.nbytes();
   values_[task] = std::move(result);
   bytes_[task] = bytes;
+  // Summed here, outside the lock: an input read twice counts twice (settle
+  // counts again, once each, before it calls that an error).
+  const uint32_t nt = plan_.num_tasks();
+  size_t inputs = 0;
+  for (uint32_t d : plan_.dependencies(task)) inputs += d < nt ? bytes_[d] : 0;
   size_t released = 0, released_bytes = 0;
-  release_inputs(w, task, released, released_bytes);
-  task_state_[task].store(kFinished, std::memory_order_release);
+  release_inputs(task, released, released_bytes);
   if (task_hooks_) {
     {
       std::lock_guard lk(lock_);
-      settle_locked(w, task, bytes, released, released_bytes, io);
+      settle_locked(task, bytes, inputs, released, released_bytes, io);
     }
     if (!call_posttask(task, w.id)) return Pop::over;
     collect_ready(w, task);
@@ -107,22 +111,20 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
   }
   collect_ready(w, task);
   Lock lk(lock_);
-  settle_locked(w, task, bytes, released, released_bytes, io);
+  settle_locked(task, bytes, inputs, released, released_bytes, io);
   return step_locked(lk, w, next, io);
 }
 
-// With lock_ held: the finished task's accounting; its inputs unpinned, its
-// released inputs' files dropped, its result a spill candidate.
-void Run::settle_locked(Worker& w, uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io) {
+// With lock_ held: the finished task's accounting. Under the budget its inputs
+// are unpinned; those no reader needs any more are released (their files
+// dropped), those with one reader left promote that reader; its result becomes a
+// spill candidate. The task is kFinished only from here on, so the switch to the
+// budget (under this lock) sees a task that finished but is not settled as one
+// still running, whose inputs it pins and this call unpins.
+void Run::settle_locked(uint32_t task, size_t bytes, size_t inputs, size_t released, size_t released_bytes,
+                        Io& io) {
   const uint32_t nt = plan_.num_tasks();
   const auto deps = plan_.dependencies(task);
-  const bool budget = budget_.load(std::memory_order_relaxed);
-  size_t inputs = 0;  // an input read twice counts twice here
-  for (uint32_t d : deps) {
-    if (d >= nt) continue;
-    inputs += bytes_[d];
-    if (budget && --pins_[d] == 0) offer_locked(d);
-  }
   if (inputs + bytes > limit_) {
     // Rare: count each input once before calling it an error.
     std::vector<uint32_t> distinct(deps.begin(), deps.end());
@@ -132,20 +134,27 @@ void Run::settle_locked(Worker& w, uint32_t task, size_t bytes, size_t released,
     for (uint32_t d : distinct) inputs += d < nt ? bytes_[d] : 0;
     if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
   }
+  task_state_[task].store(kFinished, std::memory_order_relaxed);
+  const bool budget = budget_.load(std::memory_order_relaxed);
   if (budget) {
-    for (uint32_t d : w.released) {
-      node_state_[d] = kReleased;
-      if (file_[d] >= 0) io.drop_files.push_back(file_[d]);
-      file_[d] = kNoFile;
+    for (uint32_t d : deps) {
+      if (d >= nt) continue;
+      --pins_[d];
+      const uint32_t left = uses_[d].load(std::memory_order_relaxed);
+      if (left == 0) {
+        if (node_state_[d] == kReleased) continue;  // read twice, or by two tasks that just finished
+        node_state_[d] = kReleased;
+        if (file_[d] >= 0) io.drop_files.push_back(file_[d]);
+        file_[d] = kNoFile;
+        continue;
+      }
+      if (pins_[d] == 0) offer_locked(d);
+      if (left == 1) promote_locked(d);
     }
     node_state_[task] = kResident;
     offer_locked(task);
-    for (uint32_t d : w.promoted) promote_locked(d);
   }
   account(bytes, released, released_bytes);
-  current_[static_cast<size_t>(w.id)] = -1;
-  w.released.clear();
-  w.promoted.clear();
   if (!budget && held_bytes_.load(std::memory_order_relaxed) > target_bytes_) switch_to_budget();
 }
 
@@ -189,10 +198,14 @@ Run::Pop Run::pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io) {
           have = true;
         } else if (stopping_.load(std::memory_order_relaxed)) {
           return Pop::over;
-        } else if (!io.empty()) {
-          ++io_busy_;
-          return Pop::io;
         }
+      }
+      // Victims chosen (here or when the last task finished) are written before
+      // this worker waits: others may be waiting for that room, and a worker
+      // asleep with io in hand counts as neither running nor busy.
+      if (!have && !io.empty()) {
+        ++io_busy_;
+        return Pop::io;
       }
     } else if (!stack_.empty()) {
       next = stack_.back();
@@ -201,7 +214,6 @@ Run::Pop Run::pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io) {
     }
     if (have) {
       task_state_[next].store(kRunning, std::memory_order_relaxed);
-      current_[static_cast<size_t>(w.id)] = next;
       ++running_;
       return Pop::task;
     }
@@ -233,19 +245,15 @@ void Run::switch_to_budget() {
     std::copy(r.begin(), r.end(), out);
     std::sort(out, out + r.size(), [this](uint32_t a, uint32_t b) { return plan_.priority(a) < plan_.priority(b); });
   }
-  std::vector<uint8_t> current(nt, 0);
-  for (int64_t c : current_) {
-    if (c < 0) continue;
-    current[static_cast<size_t>(c)] = 1;
-    for (uint32_t d : plan_.dependencies(static_cast<uint32_t>(c))) {
+  // Running tasks (and finished ones not settled yet) pin their inputs; settle unpins them.
+  for (uint32_t u = 0; u < nt; ++u) {
+    if (task_state_[u].load(std::memory_order_relaxed) != kRunning) continue;
+    for (uint32_t d : plan_.dependencies(u)) {
       if (d < nt) ++pins_[d];
     }
   }
   for (uint32_t u = 0; u < nt; ++u) {
-    // A finished task that is someone's current one is not settled yet: it
-    // becomes resident when it is.
-    if (task_state_[u].load(std::memory_order_acquire) == kFinished && !current[u] &&
-        uses_[u].load(std::memory_order_relaxed) > 0) {
+    if (task_state_[u].load(std::memory_order_relaxed) == kFinished && uses_[u].load(std::memory_order_relaxed) > 0) {
       node_state_[u] = kResident;
       offer_locked(u);
     }
@@ -314,10 +322,14 @@ bool Run::admit_locked(uint32_t task, int tier, Io& io) {
   const uint32_t nt = plan_.num_tasks();
   const auto deps = plan_.dependencies(task);
   size_t need = 0;
-  for (uint32_t d : deps) {
+  for (size_t i = 0; i < deps.size(); ++i) {
+    const uint32_t d = deps[i];
     if (d >= nt) continue;
     ++pins_[d];  // first, so that making room never picks this task's own inputs
-    if (node_state_[d] == kSpilled) need += bytes_[d];
+    // An input read twice comes back once.
+    if (node_state_[d] == kSpilled && std::find(deps.begin(), deps.begin() + i, d) == deps.begin() + i) {
+      need += bytes_[d];
+    }
     if (node_state_[d] == kSpilling) {
       // Being written out, but it stays now that a reader needs it: it no
       // longer counts as leaving; chosen by this worker a moment ago, it is not
@@ -330,7 +342,14 @@ bool Run::admit_locked(uint32_t task, int tier, Io& io) {
       }
     }
   }
-  const bool fits = make_room_locked(need, io) || (need == 0 && tier == kReleasing);
+  // A task starts (and its inputs come back) only into room that is free now:
+  // counting on bytes still being written out would let one worker run task
+  // after task, each result on top of that credit, while another writes.
+  const bool room = make_room_locked(need, io) && held_bytes_.load(std::memory_order_relaxed) + arriving_ + need <= limit_;
+  // Without room, a task that releases an input may still start, but only when
+  // nothing else runs or writes: it is the way out when everything held is
+  // pinned, and alone it adds at most its one result.
+  const bool fits = room || (need == 0 && tier == kReleasing && running_ == 0 && io_busy_ == 0);
   if (!fits) {
     for (uint32_t d : deps) {
       if (d < nt && --pins_[d] == 0) offer_locked(d);
@@ -582,7 +601,7 @@ void Run::memory_error_locked(uint32_t task, size_t needed, const std::string& w
 // they are the caller's now, not bytes the run holds.
 void Run::reload_requested() {
   if (!budget_.load(std::memory_order_relaxed)) return;
-  Worker w{0, {}, {}, {}};
+  Worker w{0, {}};
   for (uint32_t r : plan_.requested()) {
     if (r < plan_.num_tasks() && node_state_[r] == kSpilled) {
       node_state_[r] = kReloading;

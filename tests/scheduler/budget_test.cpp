@@ -47,51 +47,71 @@ struct Scratch {
 
 size_t words_of(uint32_t seed, uint32_t i) { return 16 + testing::mix(seed, i) % 2048; }
 
+// One random DAG of Sized results under a quarter of its unbounded peak (or the
+// most one task needs): the unbounded run's results at each worker count, held
+// bytes within the limit plus one result per worker (each may just have made a
+// result, or brought one back, before the run spills down again), spills when
+// the limit is well below the peak, and an empty scratch folder afterwards.
+// `watch` adds a posttask hook that samples held bytes after every task; without
+// it no hook's mutex orders the workers, so a thread checker sees the budget's
+// own synchronization only.
+void check_random_dag(uint32_t seed, uint32_t n, std::initializer_list<int> worker_counts, bool watch,
+                      const Scratch& scratch) {
+  RandomDag d = testing::random_dag(seed, n, 0.0, [seed](uint32_t i) { return words_of(seed, i); });
+  Plan plan(d.graph, d.request);
+  std::vector<size_t> bytes(plan.num_tasks());
+  size_t largest = 0;
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    bytes[t] = 8 * words_of(seed, static_cast<uint32_t>(plan.key(t).index()[0]));
+    largest = std::max(largest, bytes[t]);
+  }
+  std::vector<uint64_t> expected;
+  for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
+  RunStats unbounded;
+  get_sync(plan, {.stats = &unbounded});
+  const size_t limit = std::max(testing::most_needed(plan, bytes), unbounded.peak_held_bytes / 4);
+  for (int workers : worker_counts) {
+    CAPTURE(seed);
+    CAPTURE(n);
+    CAPTURE(workers);
+    const size_t bound = limit + static_cast<size_t>(std::max(workers, 1)) * largest;
+    std::atomic<size_t> worst{0};
+    GetOptions opts{.stats = nullptr, .memory_limit = limit, .scratch_dir = scratch.dir.string()};
+    if (watch) {
+      Callbacks sample;
+      sample.posttask = [&worst](const RunState& s, uint32_t, const Value&, int) {
+        worst = std::max(worst.load(), s.held_bytes());
+      };
+      opts.callbacks = {sample};
+    }
+    RunStats stats;
+    opts.stats = &stats;
+    std::vector<uint64_t> got;
+    testing::flatten_values(run(plan, workers, opts), got);
+    CHECK(got == expected);
+    CHECK(stats.peak_held_bytes <= bound);
+    CHECK(worst.load() <= bound);
+    if (unbounded.peak_held_bytes > 2 * limit) CHECK(stats.spill_count > 0);
+    CHECK(stats.reload_count <= stats.spill_count + plan.requested().size());
+    CHECK(scratch.entries() == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("random DAGs under a memory limit: the same results at every worker count, held bytes within the limit") {
   tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 8);
   Scratch scratch("random");
   uint32_t seed = 7000;
-  for (uint32_t n : {40u, 300u, 2000u}) {
-    ++seed;
-    RandomDag d = testing::random_dag(seed, n, 0.0, [seed](uint32_t i) { return words_of(seed, i); });
-    Plan plan(d.graph, d.request);
-    std::vector<size_t> bytes(plan.num_tasks());
-    size_t largest = 0;
-    for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
-      bytes[t] = 8 * words_of(seed, static_cast<uint32_t>(plan.key(t).index()[0]));
-      largest = std::max(largest, bytes[t]);
-    }
-    std::vector<uint64_t> expected;
-    for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
-    RunStats unbounded;
-    get_sync(plan, {.stats = &unbounded});
-    const size_t limit = std::max(testing::most_needed(plan, bytes), unbounded.peak_held_bytes / 4);
-    for (int workers : {0, 1, 2, 4}) {
-      CAPTURE(n);
-      CAPTURE(workers);
-      // Each worker may just have made a result (or brought one back) before the
-      // run spills down again.
-      const size_t bound = limit + static_cast<size_t>(std::max(workers, 1)) * largest;
-      std::atomic<size_t> worst{0};
-      Callbacks watch;
-      watch.posttask = [&worst](const RunState& s, uint32_t, const Value&, int) {
-        worst = std::max(worst.load(), s.held_bytes());
-      };
-      RunStats stats;
-      GetOptions opts{.callbacks = {watch}, .stats = &stats, .memory_limit = limit,
-                      .scratch_dir = scratch.dir.string()};
-      std::vector<uint64_t> got;
-      testing::flatten_values(run(plan, workers, opts), got);
-      CHECK(got == expected);
-      CHECK(stats.peak_held_bytes <= bound);
-      CHECK(worst.load() <= bound);
-      if (unbounded.peak_held_bytes > 2 * limit) CHECK(stats.spill_count > 0);
-      CHECK(stats.reload_count <= stats.spill_count + plan.requested().size());
-      CHECK(scratch.entries() == 0);
-    }
-  }
+  for (uint32_t n : {40u, 300u, 2000u}) check_random_dag(++seed, n, {0, 1, 2, 4}, true, scratch);
+}
+
+TEST_CASE("random DAGs under a memory limit without hooks: workers share only the run's own state") {
+  // The case a thread checker must see: no callback serializes the workers, so
+  // every spill, reload, pin and tier change races for real.
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 8);
+  Scratch scratch("nohooks");
+  for (uint32_t seed = 8100; seed < 8106; ++seed) check_random_dag(seed, 600, {2, 3, 4, 8}, false, scratch);
 }
 
 TEST_CASE("under a memory limit a task starts only once its inputs are back, and reads them unchanged") {

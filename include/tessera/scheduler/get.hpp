@@ -26,7 +26,10 @@
 //     stack's top; a task whose input loses its last other reader is pushed again
 //     onto the first stack and its old entry skipped. O(1) amortized per task.
 //   - above `memory_pause`, a task that frees nothing starts only when no other
-//     task runs;
+//     task runs; with no room left under the limit (everything held is read by
+//     running tasks), a task that frees an input starts only when no other task
+//     runs or writes; a task starts, and inputs on disk come back, only into room
+//     that is free now (not bytes still being written out);
 //   - above the limit, held results that no running task reads go to disk, the
 //     one whose next reader comes latest in `order` first (a max-heap keyed by
 //     that reader's priority, refreshed when it reaches the top: O(log n) per
