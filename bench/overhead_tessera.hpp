@@ -14,10 +14,10 @@ namespace tessera::bench {
 class TesseraRunner {
  public:
   //! Builds the graph of `shape` and its Plan (cull + order) once, for run().
-  //! `memory_limit`: GetOptions::memory_limit of every run (0: none).
-  TesseraRunner(const DagShape& shape, int workers, size_t memory_limit = 0);
-  //! `get` on the Plan built by the constructor; returns the seconds it took.
-  double run();
+  TesseraRunner(const DagShape& shape, int workers);
+  //! `get` on the Plan built by the constructor, with GetOptions::memory_limit
+  //! `memory_limit` (0: none); returns the seconds it took.
+  double run(size_t memory_limit = 0);
   //! Build the Graph + Plan (cull + order) + `get`, from the shape; returns the seconds it took.
   double end_to_end();
   //! Seconds of the last end_to_end() spent building the Graph, and the Plan.
@@ -35,7 +35,6 @@ class TesseraRunner {
  private:
   const DagShape& shape_;
   int workers_;
-  size_t memory_limit_;
   Graph graph_;
   std::vector<Key> outputs_;
   Plan plan_;
