@@ -41,7 +41,9 @@ TesseraRunner::TesseraRunner(const DagShape& shape, int workers)
 
 double TesseraRunner::run(size_t memory_limit) {
   const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_now();
   const Result r = get(plan_, with_workers(workers_, memory_limit));
+  run_cpu_s_ = cpu_now() - c0;
   const double s = seconds_since(t0);
   checksum_ = sum_of(r);
   return s;

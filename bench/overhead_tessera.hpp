@@ -29,6 +29,9 @@ class TesseraRunner {
   double build_cpu_seconds() const { return build_cpu_s_; }
   double plan_cpu_seconds() const { return plan_cpu_s_; }
   double end_to_end_cpu_seconds() const { return e2e_cpu_s_; }
+  //! CPU seconds of the process during the last run() (with one worker, the
+  //! caller's thread alone: what other load on the machine stretches least).
+  double run_cpu_seconds() const { return run_cpu_s_; }
   //! The sum of the outputs of the last run (the dask peer must agree).
   int64_t checksum() const { return checksum_; }
 
@@ -40,7 +43,7 @@ class TesseraRunner {
   Plan plan_;
   int64_t checksum_ = 0;
   double build_s_ = 0, plan_s_ = 0;
-  double build_cpu_s_ = 0, plan_cpu_s_ = 0, e2e_cpu_s_ = 0;
+  double build_cpu_s_ = 0, plan_cpu_s_ = 0, e2e_cpu_s_ = 0, run_cpu_s_ = 0;
 };
 
 }  // namespace tessera::bench

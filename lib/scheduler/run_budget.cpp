@@ -1,9 +1,9 @@
 // A run with a memory limit (GetOptions::memory_limit).
 //
 // Until the bytes held first pass the target fraction, the worker loop is the
-// plain one plus, per task, the result's size and the task's state stored and
-// its inputs' sizes summed (outside the lock), so a limit that is never
-// approached costs next to nothing (bench/overhead has the row). On the first crossing the run switches to its budget, once:
+// plain one plus, per task, the result's size and the task's state stored, so
+// a limit that is never approached costs next to nothing (bench/overhead has
+// the row). On the first crossing the run switches to its budget, once:
 //
 // - Ready tasks sit in three LIFO stacks by their effect on memory: `releasing`
 //   (some input has this task as its last reader, so finishing it frees that
@@ -92,17 +92,12 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
   const size_t bytes = result.nbytes();
   values_[task] = std::move(result);
   bytes_[task] = bytes;
-  // Summed here, outside the lock: an input read twice counts twice (settle
-  // counts again, once each, before it calls that an error).
-  const uint32_t nt = plan_.num_tasks();
-  size_t inputs = 0;
-  for (uint32_t d : plan_.dependencies(task)) inputs += d < nt ? bytes_[d] : 0;
   size_t released = 0, released_bytes = 0;
   release_inputs(task, released, released_bytes);
   if (task_hooks_) {
     {
       std::lock_guard lk(lock_);
-      settle_locked(task, bytes, inputs, released, released_bytes, io);
+      settle_locked(task, bytes, released, released_bytes, io);
     }
     if (!call_posttask(task, w.id)) return Pop::over;
     collect_ready(w, task);
@@ -111,7 +106,7 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
   }
   collect_ready(w, task);
   Lock lk(lock_);
-  settle_locked(task, bytes, inputs, released, released_bytes, io);
+  settle_locked(task, bytes, released, released_bytes, io);
   return step_locked(lk, w, next, io);
 }
 
@@ -121,16 +116,18 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
 // spill candidate. The task is kFinished only from here on, so the switch to the
 // budget (under this lock) sees a task that finished but is not settled as one
 // still running, whose inputs it pins and this call unpins.
-void Run::settle_locked(uint32_t task, size_t bytes, size_t inputs, size_t released, size_t released_bytes,
-                        Io& io) {
+void Run::settle_locked(uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io) {
   const uint32_t nt = plan_.num_tasks();
   const auto deps = plan_.dependencies(task);
-  if (inputs + bytes > limit_) {
-    // Rare: count each input once before calling it an error.
+  // The task's inputs are held until this settle (pinned, so resident), so the
+  // bytes held and the result bound inputs + result from above: the inputs are
+  // summed (each once) only when that bound passes the limit, never on a run
+  // that stays below it.
+  if (held_bytes_.load(std::memory_order_relaxed) + bytes > limit_) {
     std::vector<uint32_t> distinct(deps.begin(), deps.end());
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    inputs = 0;
+    size_t inputs = 0;
     for (uint32_t d : distinct) inputs += d < nt ? bytes_[d] : 0;
     if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
   }
