@@ -35,6 +35,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <oneapi/tbb/scalable_allocator.h>
+
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -47,6 +49,15 @@ constexpr int64_t kCannotSpill = -2;  // no Spillable form, or no room on disk
 int64_t since_ns(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// A spilled result's memory is only as gone as its allocator lets it be: oneTBB's
+// scalable allocator (NDArray blocks of 2 to 64 MiB) keeps freed large blocks in
+// a cache for the next block of their size, resident all the while, so a run
+// that spills would hold its limit in results and as much again in that cache.
+// Returned after each spill that freed a value, and after each task under the
+// budget (its released inputs); tasks that hold memory worth budgeting take far
+// longer than the call.
+void return_cached_memory() { ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr); }
 
 }  // namespace
 
@@ -85,6 +96,8 @@ void Run::work_limited(Worker& w) noexcept {
     Value result;
     if (!run_task(task, result)) return;
     p = complete_limited(w, task, std::move(result), task, io);
+    // Under the budget the inputs this task released go back to the system too.
+    if (budget_.load(std::memory_order_relaxed)) return_cached_memory();
   }
 }
 
@@ -501,7 +514,9 @@ void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_
   }
   if (released) store_->drop(file);
   value = Value();
+  const bool freed = dropped.has_value();
   dropped = Value();
+  if (freed) return_cached_memory();
   spill_ns_.fetch_add(since_ns(t0), std::memory_order_relaxed);
   if (file >= 0 && !released) spill_event(SpillEvent::Kind::spill, d, w.id, t0);
 }

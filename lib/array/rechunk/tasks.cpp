@@ -5,7 +5,7 @@
 //   - fused: `(merge, J)` = rechunk_copy([(x, I) for each old block I it
 //     overlaps], plan), which copies each piece straight into the new block;
 //   - not fused: `(split, n)` = getitem((x, I), box) for each piece that is not
-//     a whole old block (a view, no copy), then `(merge, J)` =
+//     a whole old block (a compact copy, see box_task), then `(merge, J)` =
 //     rechunk_concatenate(pieces, plan).
 // A new block made of one part of one old block is that part: a view when the
 // part is C-contiguous, else a copy (downstream kernels take contiguous
@@ -131,14 +131,18 @@ Task assemble_task(std::string name, std::vector<Arg> sources, Plan plan) {
                          std::move(args));
 }
 
-// A task cutting `piece` out of `block`: a view (dask's getitem), or with
+// A task cutting `piece` out of `block`: a compact copy of it (getitem), or with
 // `contiguous` a C-contiguous block (rechunk_view: the view when it is one).
+// getitem copies where dask's makes a view: a view keeps its whole old block
+// alive while the scheduler counts (and spills) only the piece, so under a
+// memory limit spilling pieces would free nothing until every piece of a block
+// had gone; a copy lets the old block go once it is cut up.
 Task box_task(Key block, const Intersection& piece, bool contiguous) {
   std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
   std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
   return Task(fn(contiguous ? "rechunk_view" : "getitem",
                  [contiguous](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
-                   return contiguous ? contiguous_box(b, s, n) : box_view(b, s, n);
+                   return contiguous ? contiguous_box(b, s, n) : box_view(b, s, n).copy();
                  }),
               ref(std::move(block)), std::move(start), std::move(shape));
 }
