@@ -43,10 +43,31 @@ struct Options {
   double scale = 1.0;
 };
 
+// The process's peak RSS since the last reset_peak_rss() (Linux's VmHWM), else
+// since it started (getrusage).
 size_t peak_rss_bytes() {
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    size_t kib = 0;
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %zu kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    if (kib > 0) return kib * 1024;
+  }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<size_t>(u.ru_maxrss) * 1024;
+}
+
+// Starts the peak over at the current RSS, so that the figure is the measured
+// run's alone, not the reference pass's before it (dask's peer measures its run
+// first and checks after). Linux: writing 5 to clear_refs resets VmHWM.
+void reset_peak_rss() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
 }
 
 // Sums of a block's elements weighted by position: sum v, sum v * (r * n + c),
@@ -121,6 +142,7 @@ Outcome timed_run(const Options& o, F&& body) {
   opts.num_workers = o.workers;
   opts.memory_limit = o.limit;
   opts.stats = &out.stats;
+  reset_peak_rss();
   const auto t0 = std::chrono::steady_clock::now();
   out.correct = body(opts);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -177,14 +199,18 @@ Outcome rechunk(const Options& o) {
   const int64_t n = std::max<int64_t>(256, static_cast<int64_t>(12288 * o.scale)), b = n / 16;
   const ta::Array x = ta::random({n, n}, {b, n}, 2);
   const Sums want = reference(x, o.workers);
-  return timed_run(o, [&](const tessera::GetOptions& opts) {
+  size_t rss_at_end = 0;
+  Outcome out = timed_run(o, [&](const tessera::GetOptions& opts) {
     // No intermediate chunking larger than a block: one all-to-all step.
     const ta::Array y = ta::rechunk(x, {n, b}, {.method = ta::RechunkMethod::tasks, .block_size_limit = b * n * 8, .fuse = false});
     Graph g = y.graph();
     const std::vector<Key> keys = add_block_sums(g, y, "y");
     const Sums got = total_of(tessera::get(g, tessera::Keys(keys), opts));
+    rss_at_end = peak_rss_bytes();
     return close(got.plain, want.plain) && close(got.linear, want.linear);
   });
+  out.rss = rss_at_end;
+  return out;
 }
 
 Outcome tree(const Options& o) {
