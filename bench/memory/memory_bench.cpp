@@ -29,6 +29,7 @@
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/scheduler/get.hpp"
+#include "allocators.hpp"
 
 namespace ta = tessera::array;
 using tessera::Graph;
@@ -255,6 +256,9 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) try {
   const Options o = parse(argc, argv);
+  // As `tessera rechunk --max-mem` and `tessera graph run --memory-limit` do: a
+  // process that promises a peak holds its allocators to the budget too.
+  if (o.limit > 0) tessera::tool::bound_allocators(static_cast<int64_t>(o.limit));
   Outcome r;
   if (o.workload == "transpose") r = transpose(o);
   else if (o.workload == "rechunk") r = rechunk(o);
