@@ -57,7 +57,16 @@ int64_t since_ns(std::chrono::steady_clock::time_point t0) {
 // Returned after each spill that freed a value, and after each task under the
 // budget (its released inputs); tasks that hold memory worth budgeting take far
 // longer than the call.
-void return_cached_memory() { ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr); }
+void return_cached_memory() {
+  // oneTBB 2021.8 dereferences its unset pool when asked to clean before its
+  // first allocation (sanitized builds, or a run without large blocks): one
+  // allocation first sets it up.
+  static const bool ready = [] {
+    ::scalable_free(::scalable_malloc(16));
+    return true;
+  }();
+  if (ready) ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
+}
 
 }  // namespace
 
