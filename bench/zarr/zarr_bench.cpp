@@ -1,6 +1,8 @@
 // bench/zarr: tessera's side of scripts/bench zarr.
 //
 //   zarr_bench read PATH WORKERS REPEATS   from_zarr(PATH).compute() into one array
+//   zarr_bench into PATH WORKERS REPEATS   store(from_zarr(PATH), out) into one array
+//       allocated (and faulted in) once, as the limit's buffers are
 //   zarr_bench limit PATH THREADS REPEATS  the codec limit: c-blosc decompressing
 //       every chunk of PATH (v2 chunk files, or a v3 store's inner chunks cut out of
 //       its shards by their index) from memory in a tight loop on THREADS threads,
@@ -22,6 +24,7 @@
 
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
+#include "tessera/array/ops/store.hpp"
 
 namespace ta = tessera::array;
 namespace fs = std::filesystem;
@@ -41,6 +44,14 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+uint64_t sum_of(const ta::NDArray& all) {
+  uint64_t sum = 0;
+  const auto* p = all.data<uint16_t>();
+  const int64_t n = all.size();
+  for (int64_t i = 0; i < n; ++i) sum += p[i];
+  return sum;
+}
+
 int read(const std::string& path, int workers, int repeats) {
   std::vector<double> times;
   uint64_t sum = 0;
@@ -48,11 +59,24 @@ int read(const std::string& path, int workers, int repeats) {
     const double t0 = now();
     ta::NDArray all = ta::from_zarr(path).compute({.num_workers = workers});
     times.push_back(now() - t0);
-    sum = 0;
-    const auto* p = all.data<uint16_t>();
-    for (int64_t i = 0; i < all.size(); ++i) sum += p[i];
+    sum = sum_of(all);
   }
   report("tessera", path, workers, times, sum);
+  return 0;
+}
+
+int read_into(const std::string& path, int workers, int repeats) {
+  const ta::Array x = ta::from_zarr(path);
+  ta::NDArray out = ta::NDArray::zeros(x.dtype(), x.shape());
+  std::vector<double> times;
+  uint64_t sum = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = now();
+    ta::store(ta::from_zarr(path), out, {.num_workers = workers});
+    times.push_back(now() - t0);
+    sum = sum_of(out);
+  }
+  report("tessera-into", path, workers, times, sum);
   return 0;
 }
 
@@ -127,10 +151,12 @@ int limit(const std::string& path, int threads, int repeats) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: zarr_bench read|limit PATH WORKERS REPEATS\n");
+    std::fprintf(stderr, "usage: zarr_bench read|into|limit PATH WORKERS REPEATS\n");
     return 2;
   }
   const std::string mode = argv[1];
   const int workers = std::atoi(argv[3]), repeats = std::atoi(argv[4]);
-  return mode == "read" ? read(argv[2], workers, repeats) : limit(argv[2], workers, repeats);
+  if (mode == "read") return read(argv[2], workers, repeats);
+  if (mode == "into") return read_into(argv[2], workers, repeats);
+  return limit(argv[2], workers, repeats);
 }

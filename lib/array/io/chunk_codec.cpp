@@ -47,7 +47,7 @@ class Pipeline final : public ChunkCodec {
     Buffer scratch;
     auto target = [&](size_t n) -> MutableBytes {
       if (direct) return {out.data(), n};
-      if (scratch.size() < n) scratch = fresh(n);
+      if (scratch.size() < n) scratch = thread_scratch(Scratch::layout, n);
       return {scratch.data(), n};
     };
     Bytes cur = in;
@@ -112,8 +112,17 @@ class Pipeline final : public ChunkCodec {
 
 }  // namespace
 
+Buffer thread_scratch(Scratch use, size_t n) {
+  constexpr size_t kKept = size_t{16} << 20;
+  if (n > kKept) return fresh(n);
+  thread_local Buffer kept[3];
+  Buffer& b = kept[static_cast<size_t>(use)];
+  if (b.size() < n) b = fresh(n);
+  return b;
+}
+
 void ChunkCodec::decode_from(const ChunkSource& source, const NDArray& out) const {
-  Buffer all = fresh(source.size());
+  Buffer all = thread_scratch(Scratch::encoded, source.size());
   source.read(0, MutableBytes(all.data(), source.size()));
   decode(Bytes(all.data(), source.size()), out);
 }

@@ -55,6 +55,14 @@ class ChunkCodec {
 
 using ChunkCodecPtr = std::shared_ptr<const ChunkCodec>;
 
+//! What a thread's scratch memory holds while one chunk is read.
+enum class Scratch { encoded, layout, chunk };
+//! At least `n` bytes of the calling thread's scratch memory for `use`, kept for
+//! its next chunk when small (a chunk read per task would otherwise fault in
+//! fresh pages each time), fresh when large. Valid until the thread asks for
+//! the same use again.
+Buffer thread_scratch(Scratch use, size_t n);
+
 //! Layout, byte order, then bytes-to-bytes codecs.
 struct PipelineSpec {
   DType dtype;

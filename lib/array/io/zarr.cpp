@@ -68,6 +68,12 @@ class FileSource final : public detail::ChunkSource {
   size_t size_;
 };
 
+StorageError wrong_raw_size(const std::string& file_path, const Metadata& meta, size_t expected, size_t found) {
+  return StorageError(file_path, absl::StrCat("expected an uncompressed chunk of ", expected, " bytes (",
+                                              meta.dtype.name(), " ", shape_str(meta.chunk_shape), "), found ", found,
+                                              " bytes"));
+}
+
 // The array's metadata from a consolidated `.zmetadata` of an enclosing group.
 std::optional<Metadata> consolidated(const fs::path& array) {
   fs::path root = array.parent_path();
@@ -171,36 +177,55 @@ bool Store::fill_is_zero() const {
   return true;
 }
 
-NDArray Store::read_chunk(const std::vector<int64_t>& block) const {
+bool Store::decode_file(const std::vector<int64_t>& block, const NDArray& chunk) const {
   const std::string file_path = chunk_path(block);
-  if (codec_->raw()) {
-    if (!path_exists(file_path)) {
-      return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
-    }
-    auto file = MappedFile::open(file_path, access_);
-    if (file->size() != chunk_nbytes()) {
-      throw StorageError(file_path, absl::StrCat("expected an uncompressed chunk of ", chunk_nbytes(), " bytes (",
-                                                 meta_.dtype.name(), " ", shape_str(meta_.chunk_shape), "), found ",
-                                                 file->size(), " bytes"));
-    }
-    return view_of(block, file->region(0, file->size()));
-  }
   const UniqueFd file(::open(file_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.fd < 0) {
-    if (errno == ENOENT) {
-      return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
-    }
+    if (errno == ENOENT) return false;
     throw StorageError(file_path, "cannot open the chunk file", errno);
   }
   struct stat st {};
   if (::fstat(file.fd, &st) != 0) throw StorageError(file_path, "cannot stat the chunk file", errno);
-  Buffer bytes = Buffer::allocate(std::max<size_t>(chunk_nbytes(), 1));
+  if (codec_->raw() && static_cast<size_t>(st.st_size) != chunk_nbytes()) throw wrong_raw_size(file_path, meta_, chunk_nbytes(), static_cast<size_t>(st.st_size));
   try {
-    codec_->decode_from(FileSource(file.fd, static_cast<size_t>(st.st_size)), full_chunk(bytes));
+    codec_->decode_from(FileSource(file.fd, static_cast<size_t>(st.st_size)), chunk);
   } catch (const codec::CodecError& e) {
     throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), " of ", path_, ": ", e.what()));
   }
+  return true;
+}
+
+NDArray Store::read_chunk(const std::vector<int64_t>& block) const {
+  const Shape shape = chunks_.block_shape(block);
+  if (codec_->raw() && chunk_nbytes() >= kMapChunkBytes) {
+    const std::string file_path = chunk_path(block);
+    if (!path_exists(file_path)) return NDArray::full(meta_.dtype, shape, meta_.fill_value.value_or(Scalar(0)));
+    auto file = MappedFile::open(file_path, access_);
+    if (file->size() != chunk_nbytes()) throw wrong_raw_size(file_path, meta_, chunk_nbytes(), file->size());
+    return view_of(block, file->region(0, file->size()));
+  }
+  Buffer bytes = Buffer::allocate(std::max<size_t>(chunk_nbytes(), 1));
+  if (!decode_file(block, full_chunk(bytes))) {
+    return NDArray::full(meta_.dtype, shape, meta_.fill_value.value_or(Scalar(0)));
+  }
   return view_of(block, std::move(bytes));
+}
+
+void Store::read_into(const std::vector<int64_t>& block, const NDArray& out) const {
+  const Shape shape = chunks_.block_shape(block);
+  if (out.dtype() != meta_.dtype || out.shape() != shape || !out.writable()) {
+    throw Error(absl::StrCat("zarr chunk ", chunk_key(block), " of ", path_, ": expected a writable ",
+                             meta_.dtype.name(), " array of shape ", shape_str(shape), " to read into, found a ",
+                             out.writable() ? "" : "read-only ", out.describe()));
+  }
+  // An edge block is part of a full stored chunk: decoded beside, then copied.
+  const bool whole = shape == meta_.chunk_shape;
+  const NDArray chunk = whole ? out : full_chunk(detail::thread_scratch(detail::Scratch::chunk, chunk_nbytes()));
+  if (!decode_file(block, chunk)) {
+    out.fill(meta_.fill_value.value_or(Scalar(0)));
+    return;
+  }
+  if (!whole) out.assign(view_of(block, chunk.buffer()));
 }
 
 NDArray Store::map_chunk(const std::vector<int64_t>& block) const {
