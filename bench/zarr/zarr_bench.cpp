@@ -3,6 +3,7 @@
 //   zarr_bench read PATH WORKERS REPEATS   from_zarr(PATH).compute() into one array
 //   zarr_bench into PATH WORKERS REPEATS   store(from_zarr(PATH), out) into one array
 //       allocated (and faulted in) once, as the limit's buffers are
+//   zarr_bench sum PATH WHO CASE           the sum of PATH's elements, as `WHO case=CASE sum=X`
 //   zarr_bench limit PATH THREADS REPEATS  the codec limit: c-blosc decompressing
 //       every chunk of PATH (v2 chunk files, or a v3 store's inner chunks cut out of
 //       its shards by their index) from memory in a tight loop on THREADS threads,
@@ -151,12 +152,17 @@ int limit(const std::string& path, int threads, int repeats) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: zarr_bench read|into|limit PATH WORKERS REPEATS\n");
+    std::fprintf(stderr, "usage: zarr_bench read|into|limit PATH WORKERS REPEATS  or  zarr_bench sum PATH WHO CASE\n");
     return 2;
   }
   const std::string mode = argv[1];
   const int workers = std::atoi(argv[3]), repeats = std::atoi(argv[4]);
   if (mode == "read") return read(argv[2], workers, repeats);
   if (mode == "into") return read_into(argv[2], workers, repeats);
+  if (mode == "sum") {
+    std::printf("%s case=%s sum=%llu\n", argv[3], argv[4],
+                static_cast<unsigned long long>(sum_of(ta::from_zarr(argv[2]).compute({.num_workers = 2}))));
+    return 0;
+  }
   return limit(argv[2], workers, repeats);
 }

@@ -10,13 +10,13 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <thread>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include "array/io/unique_fd.hpp"
 #include "array/io/zarr_json.hpp"
+#include "storage/publish.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array::zarr {
@@ -30,19 +30,48 @@ bool path_exists(const fs::path& p) {
   return fs::exists(p, ec);
 }
 
-// Writes `size` bytes to `path` through a temporary file renamed into place:
-// readers see the old file or the new one, never half of it.
-void write_atomically(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
-  const std::string tmp = absl::StrCat(path, ".tmp-", ::getpid(), "-", std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    auto file = MappedFile::create(tmp, size);
-    fill(file->data());
-  }
+// Renames the written temporary `tmp` into place as `path` (removing it when that fails).
+void rename_into_place(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw StorageError(path, "cannot rename the temporary file into place", err);
   }
+}
+
+// Chunk files are written under the project's temporary names
+// (storage::temporary_path) and renamed into place: readers see the old chunk
+// or the new one, never half of it. The store as a whole is synced and
+// published by its writer (store(): storage::publish), not chunk by chunk.
+
+// A chunk of `size` bytes that `fill` writes into a mapping of its file.
+void write_mapped(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
+  const std::string tmp = storage::temporary_path(path);
+  {
+    auto file = MappedFile::create(tmp, size);
+    fill(file->data());
+  }
+  rename_into_place(tmp, path);
+}
+
+// An encoded chunk: a few write calls, no mapping.
+void write_bytes(const std::string& path, codec::Bytes bytes) {
+  const std::string tmp = storage::temporary_path(path);
+  {
+    const UniqueFd file(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (file.fd < 0) throw StorageError(tmp, "cannot create the chunk's temporary file", errno);
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        throw StorageError(tmp, "cannot write the chunk", err);
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  rename_into_place(tmp, path);
 }
 
 // A chunk file read with pread.
@@ -250,7 +279,7 @@ void Store::write_chunk(const std::vector<int64_t>& block, const NDArray& data) 
   fs::create_directories(fs::path(file_path).parent_path());
   const bool padded = expected != meta_.chunk_shape;
   if (codec_->raw()) {
-    write_atomically(
+    write_mapped(
         file_path,
         [&](std::byte* bytes) {
           Buffer buffer(std::shared_ptr<std::byte>(std::shared_ptr<std::byte>(), bytes), chunk_nbytes(), true);
@@ -273,7 +302,7 @@ void Store::write_chunk(const std::vector<int64_t>& block, const NDArray& data) 
   } catch (const codec::CodecError& e) {
     throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), ": ", e.what()));
   }
-  write_atomically(file_path, [&](std::byte* p) { std::memcpy(p, encoded.buffer.data(), encoded.size); }, encoded.size);
+  write_bytes(file_path, encoded.bytes());
 }
 
 Store open(const std::string& path, Access access) {

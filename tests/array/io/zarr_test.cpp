@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "array/support.hpp"
@@ -133,7 +138,7 @@ TEST_CASE("zarr: compute() decodes each chunk into its place, the same values as
                                              {.zarr_format = 3, .codec = "gzip:1", .inner_chunks = {4, 4, 5}}};
   int n = 0;
   for (const zarr::Format& f : formats) {
-    const std::string path = dir / ("z" + std::to_string(n++));
+    const std::string path = dir / std::to_string(n++);
     zarr::Store z = zarr::create(path, DType::float32(), all.shape(), {8, 8, 10}, Scalar(-3), f);
     const Chunks& c = z.chunks();
     for_each_block(c, [&](absl::Span<const int64_t> idx) {
@@ -159,6 +164,26 @@ TEST_CASE("zarr: read_into refuses a target of the wrong shape or dtype") {
                          Error);
   REQUIRE_THROWS_WITH_AS(z.read_into({0, 0}, NDArray::empty(DType::int32(), {2, 2})),
                          doctest::Contains("found a int32 array of shape (2, 2)"), Error);
+}
+
+TEST_CASE("zarr: a chunk that cannot be written is an error naming its temporary file; none is left, no chunk appears") {
+  TempDir dir;
+  zarr::Store z = zarr::create(dir / "z", DType::float64(), {64, 64}, {64, 64}, Scalar(0), {.codec = "zstd:1"});
+  // Files may grow to 16 bytes only: the write fails with EFBIG (SIGXFSZ ignored).
+  struct rlimit old {};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 16;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  auto write = [&] { z.write_chunk({0, 0}, pattern_array(DType::float64(), {64, 64})); };
+  CHECK_THROWS_WITH_AS(write(), doctest::Contains("cannot write the chunk"), StorageError);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  CHECK(!z.has_chunk({0, 0}));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "z")) files += e.path().filename() != ".zarray";
+  CHECK(files == 0);
 }
 
 TEST_CASE("zarr: arrays tessera creates read in python3-zarr" * python_peer::needed()) {
