@@ -9,8 +9,10 @@
 //       its shards by their index) from memory in a tight loop on THREADS threads,
 //       into buffers allocated once
 //
-// Each prints one line: `NAME case=PATH workers=N best=S median=S sum=X`.
+// Each prints one line: `NAME case=PATH workers=N best=S median=S cpu=S sum=X` (cpu: the
+// least CPU seconds, user + system, of one run: what it cost, whatever else ran).
 #include <blosc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -34,10 +36,33 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-void report(const char* name, const std::string& path, int workers, std::vector<double> times, uint64_t sum) {
-  std::sort(times.begin(), times.end());
-  std::printf("%s case=%s workers=%d best=%.4f median=%.4f sum=%llu\n", name, fs::path(path).filename().c_str(),
-              workers, times.front(), times[times.size() / 2], static_cast<unsigned long long>(sum));
+// The process's CPU seconds (user + system) so far: on a shared machine, what a
+// run cost, whoever else was running.
+double cpu_now() {
+  struct rusage u {};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// Wall seconds and CPU seconds of each run.
+struct Times {
+  std::vector<double> wall, cpu;
+  template <class F>
+  void time(F&& f) {
+    const double t0 = now(), c0 = cpu_now();
+    f();
+    wall.push_back(now() - t0);
+    cpu.push_back(cpu_now() - c0);
+  }
+};
+
+void report(const char* name, const std::string& path, int workers, Times times, uint64_t sum) {
+  std::sort(times.wall.begin(), times.wall.end());
+  std::sort(times.cpu.begin(), times.cpu.end());
+  std::printf("%s case=%s workers=%d best=%.4f median=%.4f cpu=%.4f sum=%llu\n", name, fs::path(path).filename().c_str(),
+              workers, times.wall.front(), times.wall[times.wall.size() / 2], times.cpu.front(),
+              static_cast<unsigned long long>(sum));
 }
 
 std::string slurp(const fs::path& p) {
@@ -54,12 +79,11 @@ uint64_t sum_of(const ta::NDArray& all) {
 }
 
 int read(const std::string& path, int workers, int repeats) {
-  std::vector<double> times;
+  Times times;
   uint64_t sum = 0;
   for (int r = 0; r < repeats; ++r) {
-    const double t0 = now();
-    ta::NDArray all = ta::from_zarr(path).compute({.num_workers = workers});
-    times.push_back(now() - t0);
+    ta::NDArray all;
+    times.time([&] { all = ta::from_zarr(path).compute({.num_workers = workers}); });
     sum = sum_of(all);
   }
   report("tessera", path, workers, times, sum);
@@ -69,12 +93,10 @@ int read(const std::string& path, int workers, int repeats) {
 int read_into(const std::string& path, int workers, int repeats) {
   const ta::Array x = ta::from_zarr(path);
   ta::NDArray out = ta::NDArray::zeros(x.dtype(), x.shape());
-  std::vector<double> times;
+  Times times;
   uint64_t sum = 0;
   for (int r = 0; r < repeats; ++r) {
-    const double t0 = now();
-    ta::store(ta::from_zarr(path), out, {.num_workers = workers});
-    times.push_back(now() - t0);
+    times.time([&] { ta::store(ta::from_zarr(path), out, {.num_workers = workers}); });
     sum = sum_of(out);
   }
   report("tessera-into", path, workers, times, sum);
@@ -122,12 +144,12 @@ int limit(const std::string& path, int threads, int repeats) {
     biggest = std::max(biggest, nbytes);
   }
   for (auto& o : out) o.assign(biggest, 0);
-  std::vector<double> times;
+  Times times;
   uint64_t total = 0;
   for (int r = 0; r < repeats; ++r) {
     std::atomic<size_t> next{0};
     std::atomic<uint64_t> bytes{0};
-    const double t0 = now();
+    const double t0 = now(), c0 = cpu_now();
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
@@ -141,7 +163,8 @@ int limit(const std::string& path, int threads, int repeats) {
       });
     }
     for (auto& th : pool) th.join();
-    times.push_back(now() - t0);
+    times.wall.push_back(now() - t0);
+    times.cpu.push_back(cpu_now() - c0);
     total = bytes;
   }
   report("blosc-limit", path, threads, times, total);

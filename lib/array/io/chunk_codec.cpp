@@ -12,6 +12,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "array/core/strided.hpp"
+
 namespace tessera::array::zarr::detail {
 namespace {
 
@@ -77,7 +79,7 @@ class Pipeline final : public ChunkCodec {
     }
     if (direct) return;
     if (s_.big_endian) byteswap(scratch.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
-    out.assign(NDArray(scratch, s_.dtype, s_.chunk_shape, strides_, 0));
+    copy_from_scratch(NDArray(scratch, s_.dtype, s_.chunk_shape, strides_, 0), out);
   }
 
   EncodedChunk encode(const NDArray& chunk) const override {
@@ -112,6 +114,19 @@ class Pipeline final : public ChunkCodec {
 
 }  // namespace
 
+void copy_from_scratch(const NDArray& scratch, const NDArray& out) {
+  const size_t item = scratch.dtype().itemsize();
+  const auto width = static_cast<int64_t>(item);
+  array::detail::for_each_row<2>(out.shape(), {out.data(), const_cast<std::byte*>(scratch.data())},
+                          {&out.strides(), &scratch.strides()}, [item, width](auto p, int64_t count, auto inner) {
+                            if (inner[0] == width && inner[1] == width) {
+                              std::memcpy(p[0], p[1], static_cast<size_t>(count) * item);
+                              return;
+                            }
+                            for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
+                          });
+}
+
 Buffer thread_scratch(Scratch use, size_t n) {
   constexpr size_t kKept = size_t{16} << 20;
   if (n > kKept) return fresh(n);
@@ -121,10 +136,15 @@ Buffer thread_scratch(Scratch use, size_t n) {
   return b;
 }
 
+Bytes ChunkSource::read_all() const {
+  const size_t n = size();
+  const Buffer all = thread_scratch(Scratch::encoded, n);
+  read(0, MutableBytes(all.data(), n));
+  return {all.data(), n};
+}
+
 void ChunkCodec::decode_from(const ChunkSource& source, const NDArray& out) const {
-  Buffer all = thread_scratch(Scratch::encoded, source.size());
-  source.read(0, MutableBytes(all.data(), source.size()));
-  decode(Bytes(all.data(), source.size()), out);
+  decode(source.read_all(), out);
 }
 
 ChunkCodecPtr make_pipeline(PipelineSpec spec) { return std::make_shared<Pipeline>(std::move(spec)); }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 #include <functional>
 
@@ -77,8 +78,16 @@ void write_bytes(const std::string& path, codec::Bytes bytes) {
 // A chunk file read with pread.
 class FileSource final : public detail::ChunkSource {
  public:
-  FileSource(int fd, size_t size) : fd_(fd), size_(size) {}
-  size_t size() const override { return size_; }
+  //! `expected`: about how big the file is, so that read_all usually needs no fstat.
+  FileSource(int fd, std::string path, size_t expected) : fd_(fd), path_(std::move(path)), expected_(expected) {}
+  size_t size() const override {
+    if (!size_) {
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0) throw StorageError(path_, "cannot stat the chunk file", errno);
+      size_ = static_cast<size_t>(st.st_size);
+    }
+    return *size_;
+  }
   void read(size_t offset, codec::MutableBytes out) const override {
     size_t done = 0;
     while (done < out.size()) {
@@ -91,10 +100,29 @@ class FileSource final : public detail::ChunkSource {
       done += static_cast<size_t>(n);
     }
   }
+  // One pread into a buffer bigger than the file when `expected` holds: a
+  // short read of a regular file (Linux) is its end, so no fstat is needed.
+  codec::Bytes read_all() const override {
+    if (!size_) {
+      const Buffer b = detail::thread_scratch(detail::Scratch::encoded, expected_ + 1);
+      ssize_t n = 0;
+      do {
+        n = ::pread(fd_, b.data(), expected_ + 1, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) throw codec::CodecError(absl::StrCat("cannot read the chunk: ", std::strerror(errno)));
+      if (static_cast<size_t>(n) <= expected_) {
+        size_ = static_cast<size_t>(n);
+        return {b.data(), *size_};
+      }
+    }
+    return ChunkSource::read_all();
+  }
 
  private:
   int fd_;
-  size_t size_;
+  std::string path_;
+  size_t expected_;
+  mutable std::optional<size_t> size_;
 };
 
 StorageError wrong_raw_size(const std::string& file_path, const Metadata& meta, size_t expected, size_t found) {
@@ -213,11 +241,13 @@ bool Store::decode_file(const std::vector<int64_t>& block, const NDArray& chunk)
     if (errno == ENOENT) return false;
     throw StorageError(file_path, "cannot open the chunk file", errno);
   }
-  struct stat st {};
-  if (::fstat(file.fd, &st) != 0) throw StorageError(file_path, "cannot stat the chunk file", errno);
-  if (codec_->raw() && static_cast<size_t>(st.st_size) != chunk_nbytes()) throw wrong_raw_size(file_path, meta_, chunk_nbytes(), static_cast<size_t>(st.st_size));
+  // Encoded chunks are rarely bigger than raw ones (a compressor's header more).
+  const FileSource source(file.fd, file_path, chunk_nbytes() + 4096);
+  if (codec_->raw() && source.size() != chunk_nbytes()) {
+    throw wrong_raw_size(file_path, meta_, chunk_nbytes(), source.size());
+  }
   try {
-    codec_->decode_from(FileSource(file.fd, static_cast<size_t>(st.st_size)), chunk);
+    codec_->decode_from(source, chunk);
   } catch (const codec::CodecError& e) {
     throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), " of ", path_, ": ", e.what()));
   }
@@ -254,7 +284,7 @@ void Store::read_into(const std::vector<int64_t>& block, const NDArray& out) con
     out.fill(meta_.fill_value.value_or(Scalar(0)));
     return;
   }
-  if (!whole) out.assign(view_of(block, chunk.buffer()));
+  if (!whole) detail::copy_from_scratch(view_of(block, chunk.buffer()), out);
 }
 
 NDArray Store::map_chunk(const std::vector<int64_t>& block) const {
