@@ -85,6 +85,9 @@ struct Format {
   std::string codec = "none";
   //! v3 only: shard the chunks into inner chunks of this shape (each must divide the chunk).
   Shape inner_chunks = {};
+  //! v2 only: filters applied before the compressor, in order: "delta[:ASTYPE]",
+  //! "fixedscaleoffset:OFFSET:SCALE[:ASTYPE]" (ASTYPE a numpy type string such as "<i2").
+  std::vector<std::string> filters = {};
 };
 
 class Store {
