@@ -128,7 +128,7 @@ void copy_from_scratch(const NDArray& scratch, const NDArray& out) {
 }
 
 Buffer thread_scratch(Scratch use, size_t n) {
-  constexpr size_t kKept = size_t{16} << 20;
+  constexpr size_t kKept = size_t{4} << 20;  // at most 12 MiB kept per thread
   if (n > kKept) return fresh(n);
   thread_local Buffer kept[3];
   Buffer& b = kept[static_cast<size_t>(use)];

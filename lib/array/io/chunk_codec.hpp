@@ -60,7 +60,7 @@ using ChunkCodecPtr = std::shared_ptr<const ChunkCodec>;
 //! What a thread's scratch memory holds while one chunk is read.
 enum class Scratch { encoded, layout, chunk };
 //! At least `n` bytes of the calling thread's scratch memory for `use`, kept for
-//! its next chunk when small (a chunk read per task would otherwise fault in
+//! its next chunk when at most 4 MiB (a chunk read per task would otherwise fault in
 //! fresh pages each time), fresh when large. Valid until the thread asks for
 //! the same use again.
 Buffer thread_scratch(Scratch use, size_t n);

@@ -43,27 +43,6 @@ void store_zarr(const Array& x, const std::string& tmp, const std::string& name,
       options.compute);
 }
 
-}  // namespace
-
-void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options) {
-  const auto shared = std::make_shared<const BlockWrite>(std::move(write));
-  Graph g = x.graph();
-  std::vector<Key> keys;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
-    std::vector<int64_t> block(idx.begin(), idx.end());
-    auto f = [shared, block](const NDArray& b) {
-      (*shared)(block, b);
-      return static_cast<int64_t>(b.nbytes());  // nothing big is held between tasks
-    };
-    Key k(name, idx);
-    g.put(k, Task(fn("store", std::move(f)), ref(x.block_key(idx))));
-    keys.push_back(std::move(k));
-  });
-  (void)tessera::get(g, Keys(keys), options);
-}
-
-namespace {
-
 // The region of `target` that holds block `index` of `chunks`.
 NDArray block_region_of(const NDArray& target, const Chunks& chunks, absl::Span<const int64_t> index) {
   const std::vector<int64_t> block(index.begin(), index.end());
@@ -123,6 +102,23 @@ void fill_into(const Array& x, const BlockFill& fill, const NDArray& target, con
 }
 
 }  // namespace
+
+void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options) {
+  const auto shared = std::make_shared<const BlockWrite>(std::move(write));
+  Graph g = x.graph();
+  std::vector<Key> keys;
+  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+    std::vector<int64_t> block(idx.begin(), idx.end());
+    auto f = [shared, block](const NDArray& b) {
+      (*shared)(block, b);
+      return static_cast<int64_t>(b.nbytes());  // nothing big is held between tasks
+    };
+    Key k(name, idx);
+    g.put(k, Task(fn("store", std::move(f)), ref(x.block_key(idx))));
+    keys.push_back(std::move(k));
+  });
+  (void)tessera::get(g, Keys(keys), options);
+}
 
 void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options) {
   if (const BlockFill* fill = block_fill(x)) {
