@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "allocators.hpp"
 #include "chunk_spec.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
@@ -172,6 +173,7 @@ int run(std::vector<std::string> argv) {
     throw UsageError(std::string("--max-mem: ") + e.what());
   }
   if (max_mem <= 0) throw UsageError("--max-mem: expected a positive size, found '" + max_mem_text + "'");
+  bound_allocators(max_mem);
   for (const std::string& line : ta::clean_temporaries(dst)) std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {

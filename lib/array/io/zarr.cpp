@@ -40,17 +40,21 @@ void rename_into_place(const std::string& tmp, const std::string& path) {
   }
 }
 
-// Chunk files are written under the project's temporary names
-// (storage::temporary_path) and renamed into place: readers see the old chunk
-// or the new one, never half of it. The store as a whole is synced and
-// published by its writer (store(): storage::publish), not chunk by chunk.
+// Chunk files are written under the one name every tessera temporary has
+// (storage::temporary_path, so a killed run's is recognised and cleaned by
+// storage::clean_stale) and renamed into place: readers see the old chunk or
+// the new one, never half of it. The store as a whole is synced and published
+// by its writer (store(): storage::publish), not chunk by chunk.
 
 // A chunk of `size` bytes that `fill` writes into a mapping of its file.
 void write_mapped(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
   const std::string tmp = storage::temporary_path(path);
-  {
+  try {
     auto file = MappedFile::create(tmp, size);
     fill(file->data());
+  } catch (...) {
+    ::unlink(tmp.c_str());  // a killed run's temporary is clean_stale's; this one is ours
+    throw;
   }
   rename_into_place(tmp, path);
 }

@@ -378,6 +378,7 @@ TEST_CASE("tessera rechunk: every method stays under --max-mem + 100 MiB on a so
     REQUIRE(::wait4(pid, &rc, 0, &usage) == pid);
     CHECK_MESSAGE(WIFEXITED(rc), read_text(err));
     CHECK_MESSAGE(WEXITSTATUS(rc) == 0, read_text(err));
+    MESSAGE(method << ": peak RSS " << usage.ru_maxrss / 1024 << " MiB");
     CHECK(usage.ru_maxrss < (16 + 100) * 1024);  // KiB
     const NDArray out = from_zarr((dir.path / "out.zarr").string()).compute();
     CHECK(out.at<double>({8191, 4095}) == 8192.0 * 4096 - 1);
