@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "allocators.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
 #include "tessera/array/core/chunks.hpp"
@@ -203,7 +204,10 @@ int run(Args a) {
   GetOptions opts;
   opts.num_workers = workers;
   opts.stats = &stats;
-  if (limit) opts.memory_limit = static_cast<size_t>(tessera::array::parse_bytes(*limit));
+  if (limit) {
+    opts.memory_limit = static_cast<size_t>(tessera::array::parse_bytes(*limit));
+    bound_allocators(static_cast<int64_t>(opts.memory_limit));
+  }
   diagnostics::ProgressBar bar;
   diagnostics::Profiler profiler;
   if (progress) opts.callbacks.push_back(bar.callbacks());

@@ -15,7 +15,9 @@
 // block and one output block at a time, so blocks are planned under
 // --max-mem / (2 x workers + 2); the shuffle's scratch (next to DST unless
 // --scratch) is a mapped file whose pages are handed back to the page cache as
-// soon as they are written.
+// soon as they are written, and so are the source's pages once a block is
+// read. The run's memory budget is --max-mem: the tasks method's intermediate
+// blocks spill to the same scratch folder rather than pass it.
 #include <algorithm>
 #include <new>
 #include <cstdio>
@@ -26,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "allocators.hpp"
 #include "chunk_spec.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
@@ -51,10 +54,11 @@ constexpr std::string_view kUsage =
     "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file\n"
     "when DST ends in .npy).\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
-    "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit\n"
+    "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit, and results held\n"
+    "               beyond it spill to the scratch folder\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
-    "  --scratch    directory of the shuffle's scratch file (default: DST's directory)\n"
+    "  --scratch    directory of the shuffle's scratch file and of spilled results (default: DST's directory)\n"
     "  --overwrite  replace an existing DST of the kind written (otherwise refused)\n"
     "  --codec      DST's compressor: none (default), blosc[:CNAME[:LEVEL[:SHUFFLE]]] (e.g. blosc:zstd:5:bitshuffle),\n"
     "               zstd[:LEVEL], gzip[:LEVEL], and for zarr v2 zlib[:LEVEL], lz4, bz2[:LEVEL], lzma[:PRESET]\n"
@@ -169,6 +173,7 @@ int run(std::vector<std::string> argv) {
     throw UsageError(std::string("--max-mem: ") + e.what());
   }
   if (max_mem <= 0) throw UsageError("--max-mem: expected a positive size, found '" + max_mem_text + "'");
+  bound_allocators(max_mem);
   for (const std::string& line : ta::clean_temporaries(dst)) std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
@@ -199,6 +204,11 @@ int run(std::vector<std::string> argv) {
   diagnostics::ProgressBar bar;
   Interrupts interrupts;
   store.compute = {.num_workers = static_cast<int>(workers), .cancel = interrupts.token()};
+  // The scheduler's budget makes --max-mem a bound for every method: when the
+  // results held (the tasks method's intermediate blocks) would pass it, they
+  // spill to the scratch folder and come back just before they are read.
+  store.compute.memory_limit = static_cast<size_t>(max_mem);
+  store.compute.scratch_dir = options.scratch_dir;
   // "auto" lets rechunk_store write straight into the chunk files; a named
   // method always goes through rechunk with it.
   ta::RechunkStoreOptions store_options{

@@ -8,7 +8,9 @@
 #     `tessera rechunk --max-mem 512MiB --workers 2` (shards written straight
 #     into the chunk files: rechunk_store) vs
 #     da.from_zarr(...).rechunk(...).to_zarr(...) at 2 workers vs `cp -r` of the
-#     same bytes: time and peak RSS of each.
+#     same bytes: time and peak RSS of each;
+#  3. under --max-mem 64MiB: peak RSS of each method on a 1 GiB .npy from rows
+#     to columns (max_mem.sh), against the bound --max-mem + 100 MiB.
 #
 # Usage: bench/rechunk/run.sh [BUILD_DIR=build] [GIB=1] [DISK_GIB=4] [REPEATS=3]   (GIB=0: on disk only)
 # The data goes to $TMPDIR (default /tmp) and is removed at the end, also on error.
@@ -71,3 +73,7 @@ for name, label in [("tessera", "tessera rechunk --max-mem 512MiB"), ("dask", "d
     f = rows[name]
     print(f"| {label} | {f['seconds']:.2f} | {f['seconds'] / rows['cp']['seconds']:.2f} | {f['peak_rss_mib']:.0f} |")
 PY
+
+echo
+echo "== peak RSS under --max-mem 64MiB, each method (1 GiB rows -> columns) =="
+"$here/max_mem.sh" "$build" 1 64MiB

@@ -166,6 +166,14 @@ TEST_CASE("reference figures keep all 64 bits") {
   CHECK(*g.reference->sync_max_held_bytes == 18446744073709551615u);
 }
 
+TEST_CASE("a key index beyond a signed 64-bit integer is refused, not wrapped to -1") {
+  TempFile f(file_with_tasks(R"({"key": ["a", 18446744073709551615], "deps": [], "func": "f", "nbytes": 1})", "[]"));
+  REQUIRE_THROWS_WITH_AS(
+      load_graph_file(f.path()),
+      (f.path() + ": tasks[0].key: key index 18446744073709551615 does not fit in a signed 64-bit integer").c_str(),
+      StorageError);
+}
+
 TEST_CASE("a negative figure or size is refused saying what was found") {
   TempFile fig(R"({"format": "tessera-graph/1", "tasks": [], "outputs": [], "reference": {"sync_max_held": -1}})");
   REQUIRE_THROWS_WITH_AS(load_graph_file(fig.path()),

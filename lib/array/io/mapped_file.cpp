@@ -156,7 +156,14 @@ Buffer MappedFile::region(size_t offset, size_t length) {
     throw StorageError(path_, absl::StrCat("expected ", length, " bytes at offset ", offset, ", but the file has ",
                                            size_, " bytes"));
   }
-  return Buffer(std::shared_ptr<std::byte>(shared_from_this(), data_ + offset), length, writable());
+  // The deleter runs when the region's last view goes: its pages leave this
+  // process's resident set, so a long read of a big file holds only the
+  // regions in use. A mapping about to be unmapped needs no advice.
+  std::shared_ptr<const MappedFile> self = shared_from_this();
+  auto release = [self = std::move(self), length](std::byte* start) {
+    if (self.use_count() > 1) self->advise(Advice::DontNeed, static_cast<size_t>(start - self->data()), length);
+  };
+  return Buffer(std::shared_ptr<std::byte>(data_ + offset, std::move(release)), length, writable());
 }
 
 void MappedFile::advise(Advice advice, size_t offset, size_t length) const {

@@ -10,13 +10,13 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <thread>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include "array/io/unique_fd.hpp"
 #include "array/io/zarr_json.hpp"
+#include "storage/publish.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array::zarr {
@@ -31,12 +31,17 @@ bool path_exists(const fs::path& p) {
 }
 
 // Writes `size` bytes to `path` through a temporary file renamed into place:
-// readers see the old file or the new one, never half of it.
+// readers see the old file or the new one, never half of it. The temporary has
+// the one name every tessera temporary has, so a killed run's is recognised
+// and cleaned (storage::clean_stale).
 void write_atomically(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
-  const std::string tmp = absl::StrCat(path, ".tmp-", ::getpid(), "-", std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
+  const std::string tmp = storage::temporary_path(path);
+  try {
     auto file = MappedFile::create(tmp, size);
     fill(file->data());
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;

@@ -57,7 +57,11 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   std::byte* data() const { return data_; }
 
   //! `length` bytes from `offset` as a Buffer that keeps this mapping alive; read-only
-  //! unless the file was mapped read-write. StorageError when the range is outside the file.
+  //! unless the file was mapped read-write. When the Buffer's last copy goes, the
+  //! region's pages leave the process's resident memory (madvise DONTNEED; the bytes
+  //! stay in the file and the page cache), so reading a file larger than memory
+  //! region by region keeps only the regions in use resident. StorageError when the
+  //! range is outside the file.
   Buffer region(size_t offset, size_t length);
   //! Tells the kernel how the bytes [offset, offset + length) will be used (all of
   //! them by default). A failed hint is ignored: hints never change results.

@@ -1,0 +1,22 @@
+// tools/allocators.hpp — the process's memory allocators held to a budget.
+//
+// The scheduler's memory_limit counts the bytes of the results it holds, but a
+// freed block does not always leave the process: glibc's malloc raises its mmap
+// threshold after each large free and then keeps such blocks in its heap, and
+// oneTBB's scalable allocator caches freed large blocks for reuse. On a rechunk
+// under a 16 MiB budget that was 20 MiB of results held, yet 45 to 107 MiB of
+// anonymous memory resident, run to run. A command that promises a peak memory
+// (tessera rechunk --max-mem, tessera graph run --memory-limit) calls this first:
+// large blocks then come from and go back to the kernel, and oneTBB releases its
+// caches whenever its heap passes the budget. Process-wide, hence in the tool and
+// not in the library, whose callers own their allocators.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::tool {
+
+//! Keeps the allocators' retained memory within `budget` bytes (see above).
+void bound_allocators(int64_t budget);
+
+}  // namespace tessera::tool
