@@ -2,7 +2,13 @@
 #   make PATH X Y Z      writes the benchmark array (uint16, blosc blosclz 9 bitshuffle, 32^3 chunks)
 #                        with zarr-python 2.13, slab by slab
 #   dask PATH REPEATS THREADS   da.from_zarr(PATH).compute() on the threaded scheduler
-import sys, time
+#   roundtrip SRC THREADS DST   da.from_zarr(SRC).rechunk((1, Y, X)).to_zarr(DST) with zstd level 3
+#                        (zarr-python 2.13 writes v2 only)
+#   roundtrip-sync SRC THREADS DST   the same, then os.sync(): on the disk, as tessera leaves its output
+#   measure NAME CASE WORKERS REPEATS CMD...   runs CMD REPEATS times (removing the last argument,
+#                        its output, before each); prints its best and median seconds and peak RSS
+#                        (its output's sum: bench_zarr sum)
+import resource, shutil, subprocess, sys, time
 import numpy as np
 import zarr
 from numcodecs import Blosc
@@ -35,8 +41,38 @@ def dask_read(path, repeats, threads):
           f"median={times[len(times) // 2]:.4f} sum={total}")
 
 
+def roundtrip(src, threads, dst, sync):
+    import dask.array as da
+    from numcodecs import Zstd
+    x = da.from_zarr(src)
+    x.rechunk((1,) + x.shape[1:]).to_zarr(dst, compressor=Zstd(3), compute=False).compute(
+        scheduler='threads', num_workers=threads)
+    if sync:
+        import os
+        os.sync()
+
+
+def measure(name, case, workers, repeats, cmd):
+    times = []
+    for _ in range(repeats):
+        shutil.rmtree(cmd[-1], ignore_errors=True)
+        t0 = time.perf_counter()
+        rc = subprocess.run(cmd).returncode
+        times.append(time.perf_counter() - t0)
+        if rc != 0:
+            sys.exit(f"{name}: {' '.join(cmd)} failed with status {rc}")
+    times.sort()
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"{name} case={case} workers={workers} best={times[0]:.4f} median={times[len(times) // 2]:.4f} "
+          f"peak_rss_mib={peak:.0f}", flush=True)
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'make':
         make(sys.argv[2], tuple(int(v) for v in sys.argv[3:6]))
+    elif sys.argv[1] in ('roundtrip', 'roundtrip-sync'):
+        roundtrip(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[1] == 'roundtrip-sync')
+    elif sys.argv[1] == 'measure':
+        measure(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:])
     else:
         dask_read(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))

@@ -1,13 +1,18 @@
 // bench/zarr: tessera's side of scripts/bench zarr.
 //
 //   zarr_bench read PATH WORKERS REPEATS   from_zarr(PATH).compute() into one array
+//   zarr_bench into PATH WORKERS REPEATS   store(from_zarr(PATH), out) into one array
+//       allocated (and faulted in) once, as the limit's buffers are
+//   zarr_bench sum PATH WHO CASE           the sum of PATH's elements, as `WHO case=CASE sum=X`
 //   zarr_bench limit PATH THREADS REPEATS  the codec limit: c-blosc decompressing
 //       every chunk of PATH (v2 chunk files, or a v3 store's inner chunks cut out of
 //       its shards by their index) from memory in a tight loop on THREADS threads,
 //       into buffers allocated once
 //
-// Each prints one line: `NAME case=PATH workers=N best=S median=S sum=X`.
+// Each prints one line: `NAME case=PATH workers=N best=S median=S cpu=S sum=X` (cpu: the
+// least CPU seconds, user + system, of one run: what it cost, whatever else ran).
 #include <blosc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +27,7 @@
 
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
+#include "tessera/array/ops/store.hpp"
 
 namespace ta = tessera::array;
 namespace fs = std::filesystem;
@@ -30,10 +36,33 @@ namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-void report(const char* name, const std::string& path, int workers, std::vector<double> times, uint64_t sum) {
-  std::sort(times.begin(), times.end());
-  std::printf("%s case=%s workers=%d best=%.4f median=%.4f sum=%llu\n", name, fs::path(path).filename().c_str(),
-              workers, times.front(), times[times.size() / 2], static_cast<unsigned long long>(sum));
+// The process's CPU seconds (user + system) so far: on a shared machine, what a
+// run cost, whoever else was running.
+double cpu_now() {
+  struct rusage u {};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// Wall seconds and CPU seconds of each run.
+struct Times {
+  std::vector<double> wall, cpu;
+  template <class F>
+  void time(F&& f) {
+    const double t0 = now(), c0 = cpu_now();
+    f();
+    wall.push_back(now() - t0);
+    cpu.push_back(cpu_now() - c0);
+  }
+};
+
+void report(const char* name, const std::string& path, int workers, Times times, uint64_t sum) {
+  std::sort(times.wall.begin(), times.wall.end());
+  std::sort(times.cpu.begin(), times.cpu.end());
+  std::printf("%s case=%s workers=%d best=%.4f median=%.4f cpu=%.4f sum=%llu\n", name, fs::path(path).filename().c_str(),
+              workers, times.wall.front(), times.wall[times.wall.size() / 2], times.cpu.front(),
+              static_cast<unsigned long long>(sum));
 }
 
 std::string slurp(const fs::path& p) {
@@ -41,18 +70,36 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+uint64_t sum_of(const ta::NDArray& all) {
+  uint64_t sum = 0;
+  const auto* p = all.data<uint16_t>();
+  const int64_t n = all.size();
+  for (int64_t i = 0; i < n; ++i) sum += p[i];
+  return sum;
+}
+
 int read(const std::string& path, int workers, int repeats) {
-  std::vector<double> times;
+  Times times;
   uint64_t sum = 0;
   for (int r = 0; r < repeats; ++r) {
-    const double t0 = now();
-    ta::NDArray all = ta::from_zarr(path).compute({.num_workers = workers});
-    times.push_back(now() - t0);
-    sum = 0;
-    const auto* p = all.data<uint16_t>();
-    for (int64_t i = 0; i < all.size(); ++i) sum += p[i];
+    ta::NDArray all;
+    times.time([&] { all = ta::from_zarr(path).compute({.num_workers = workers}); });
+    sum = sum_of(all);
   }
   report("tessera", path, workers, times, sum);
+  return 0;
+}
+
+int read_into(const std::string& path, int workers, int repeats) {
+  const ta::Array x = ta::from_zarr(path);
+  ta::NDArray out = ta::NDArray::zeros(x.dtype(), x.shape());
+  Times times;
+  uint64_t sum = 0;
+  for (int r = 0; r < repeats; ++r) {
+    times.time([&] { ta::store(ta::from_zarr(path), out, {.num_workers = workers}); });
+    sum = sum_of(out);
+  }
+  report("tessera-into", path, workers, times, sum);
   return 0;
 }
 
@@ -97,12 +144,12 @@ int limit(const std::string& path, int threads, int repeats) {
     biggest = std::max(biggest, nbytes);
   }
   for (auto& o : out) o.assign(biggest, 0);
-  std::vector<double> times;
+  Times times;
   uint64_t total = 0;
   for (int r = 0; r < repeats; ++r) {
     std::atomic<size_t> next{0};
     std::atomic<uint64_t> bytes{0};
-    const double t0 = now();
+    const double t0 = now(), c0 = cpu_now();
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
@@ -116,7 +163,8 @@ int limit(const std::string& path, int threads, int repeats) {
       });
     }
     for (auto& th : pool) th.join();
-    times.push_back(now() - t0);
+    times.wall.push_back(now() - t0);
+    times.cpu.push_back(cpu_now() - c0);
     total = bytes;
   }
   report("blosc-limit", path, threads, times, total);
@@ -127,10 +175,17 @@ int limit(const std::string& path, int threads, int repeats) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: zarr_bench read|limit PATH WORKERS REPEATS\n");
+    std::fprintf(stderr, "usage: zarr_bench read|into|limit PATH WORKERS REPEATS  or  zarr_bench sum PATH WHO CASE\n");
     return 2;
   }
   const std::string mode = argv[1];
   const int workers = std::atoi(argv[3]), repeats = std::atoi(argv[4]);
-  return mode == "read" ? read(argv[2], workers, repeats) : limit(argv[2], workers, repeats);
+  if (mode == "read") return read(argv[2], workers, repeats);
+  if (mode == "into") return read_into(argv[2], workers, repeats);
+  if (mode == "sum") {
+    std::printf("%s case=%s sum=%llu\n", argv[3], argv[4],
+                static_cast<unsigned long long>(sum_of(ta::from_zarr(argv[2]).compute({.num_workers = 2}))));
+    return 0;
+  }
+  return limit(argv[2], workers, repeats);
 }

@@ -47,6 +47,7 @@
 #include "tessera/array/ops/linalg.hpp"
 #include "tessera/array/ops/logic.hpp"
 #include "tessera/array/ops/map_blocks.hpp"
+#include "tessera/array/ops/overlap.hpp"
 #include "tessera/array/io/mapped_file.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/io/npy.hpp"

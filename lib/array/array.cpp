@@ -95,7 +95,14 @@ std::string unique_token() {
   return token({"unique", s, n});
 }
 
-Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs) {
+Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs)
+    : Array(std::move(chunks), dtype, Layer{std::move(name), std::move(layer), {}}, std::move(inputs)) {}
+
+Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, BlockFill fill)
+    : Array(std::move(chunks), dtype, Layer{std::move(name), std::move(layer), std::move(fill)}, {}) {}
+
+Array::Array(Chunks chunks, DType dtype, Layer layer, std::vector<Array> inputs) {
+  const std::string& name = layer.name;
   auto state = std::make_shared<State>();
   // Inputs' layers first, each once (layers are shared by pointer; equal names
   // mean equal content, since names are tokens of the inputs and parameters).
@@ -107,7 +114,7 @@ Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vec
   }
   for_each_block(chunks, [&](absl::Span<const int64_t> index) {
     Key k(name, index);
-    if (!layer.contains(k)) {
+    if (!layer.graph.contains(k)) {
       throw ChunkError(absl::StrCat("array '", name, "' with chunks ", chunks.str(),
                                     ": its layer has no task for block ", k.str()));
     }
@@ -124,11 +131,11 @@ Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vec
       }
     }
   }
+  state->name = name;
   if (!seen.contains(name)) {
-    state->layers.push_back(std::make_shared<const Layer>(Layer{name, std::move(layer)}));
+    state->layers.push_back(std::make_shared<const Layer>(std::move(layer)));
     add_names(*state->layers.back(), state->layers_of_name);
   }
-  state->name = std::move(name);
   state->chunks = std::move(chunks);
   state->dtype = dtype;
   state_ = std::move(state);

@@ -4,25 +4,55 @@
 
 namespace tessera {
 
-void Graph::set(const Key& key, Node node) {
-  auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(keys_.size()));
-  if (inserted) {
-    keys_.push_back(key);
-    nodes_.push_back(std::move(node));
-  } else {
-    nodes_[it->second] = std::move(node);
+Graph::Graph(const Graph& other)
+    : keys_(std::make_unique<KeyList>(*other.keys_)), nodes_(other.nodes_), index_(index_over(keys_.get())) {
+  index_.reserve(keys_->size());
+  for (uint32_t i = 0; i < keys_->size(); ++i) index_.insert(i);
+}
+
+// The index moves with the keys it points at; `other` gets a fresh empty state.
+Graph::Graph(Graph&& other) noexcept
+    : keys_(std::exchange(other.keys_, std::make_unique<KeyList>())),
+      nodes_(std::move(other.nodes_)),
+      index_(std::exchange(other.index_, index_over(other.keys_.get()))) {
+  other.nodes_.clear();
+}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this != &other) *this = Graph(other);
+  return *this;
+}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    keys_.swap(other.keys_);
+    nodes_.swap(other.nodes_);
+    index_.swap(other.index_);  // each index keeps pointing at the keys it came with
   }
+  return *this;
+}
+
+void Graph::set(const Key& key, Node node) {
+  bool inserted = false;
+  auto it = index_.lazy_emplace(key, [&](const Index::constructor& make) {
+    const auto id = static_cast<uint32_t>(keys_->size());
+    keys_->push_back(key);
+    nodes_.push_back(std::move(node));
+    make(id);
+    inserted = true;
+  });
+  if (!inserted) nodes_[*it] = std::move(node);
 }
 
 std::optional<uint32_t> Graph::index_of(const Key& key) const {
   auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
-  return it->second;
+  return *it;
 }
 
 const Node* Graph::find(const Key& key) const {
   auto it = index_.find(key);
-  return it == index_.end() ? nullptr : &nodes_[it->second];
+  return it == index_.end() ? nullptr : &nodes_[*it];
 }
 
 const Node& Graph::at(const Key& key) const {
@@ -44,7 +74,7 @@ absl::Span<const Key> Graph::dependencies(uint32_t i) const {
 }
 
 void Graph::reserve(size_t n) {
-  keys_.reserve(n);
+  keys_->reserve(n);
   nodes_.reserve(n);
   index_.reserve(n);
 }

@@ -23,13 +23,28 @@ uint32_t nesting_of(const std::vector<Arg>& args, const char* what) {
 
 }  // namespace detail
 
-// Dependencies by key while slots are numbered: a task may read 10^6 keys.
+// Dependencies by key while slots are numbered: a task may read 10^6 keys, so
+// past a few a hash map finds them; below that a scan of deps_ is cheaper than
+// making the map (most tasks read one to three keys).
 struct Task::SlotIndex {
-  absl::flat_hash_map<Key, uint32_t> slots;
+  static constexpr size_t kScanLimit = 16;
+  absl::flat_hash_map<Key, uint32_t> slots;  // filled once deps_ outgrows kScanLimit
 };
 
 uint32_t Task::slot_of(const Key& k, SlotIndex& index) {
-  auto [it, inserted] = index.slots.try_emplace(k, static_cast<uint32_t>(deps_.size()));
+  const auto next = static_cast<uint32_t>(deps_.size());
+  if (next < SlotIndex::kScanLimit) {
+    for (uint32_t i = 0; i < next; ++i) {
+      if (deps_[i] == k) return i;
+    }
+    deps_.push_back(k);
+    return next;
+  }
+  if (index.slots.empty()) {
+    index.slots.reserve(2 * next);
+    for (uint32_t i = 0; i < next; ++i) index.slots.emplace(deps_[i], i);
+  }
+  auto [it, inserted] = index.slots.try_emplace(k, next);
   if (inserted) deps_.push_back(k);
   return it->second;
 }
@@ -53,6 +68,9 @@ void Task::assign_slots(std::vector<Arg>& args, SlotIndex& index) {
 void Task::assign_slots() {
   depth_ = detail::nesting_of(args_, "a task's arguments");
   deps_.clear();
+  size_t refs = 0;
+  for (const Arg& a : args_) refs += a.is_ref() ? 1 : 0;
+  deps_.reserve(refs);  // the common case, keys read directly, in one allocation
   SlotIndex index;
   assign_slots(args_, index);
 }

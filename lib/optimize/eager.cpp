@@ -2,6 +2,7 @@
 #include "eager.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -142,6 +143,38 @@ uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorit
     held += e.net;
   }
   return static_cast<uint32_t>(worst);
+}
+
+uint32_t forest_min_held(const EagerGraph& eg) {
+  for (uint32_t i = 0; i < eg.n; ++i) {
+    if (eg.kept[i] || (eg.task[i] && eg.dents[i].size() > 1)) return 0;
+  }
+  // need[v]: the most results held at once while v's tree runs, v included.
+  // Kahn's walk from the roots, so each task is seen after all its inputs.
+  std::vector<uint32_t> need(eg.n, 0), waiting(eg.n), ready, sinks, inputs;
+  for (uint32_t i = 0; i < eg.n; ++i) {
+    if (!eg.task[i]) continue;
+    waiting[i] = static_cast<uint32_t>(eg.deps[i].size());
+    if (waiting[i] == 0) ready.push_back(i);
+  }
+  auto most_at_once = [](std::vector<uint32_t>& needs) {
+    std::sort(needs.begin(), needs.end(), std::greater<>());
+    uint32_t most = 1;
+    for (uint32_t k = 0; k < needs.size(); ++k) most = std::max(most, k + needs[k]);
+    return most;
+  };
+  while (!ready.empty()) {
+    const uint32_t v = ready.back();
+    ready.pop_back();
+    inputs.clear();
+    for (uint32_t d : eg.deps[v]) inputs.push_back(need[d]);
+    need[v] = most_at_once(inputs);
+    if (eg.dents[v].empty()) sinks.push_back(need[v]);
+    for (uint32_t d : eg.dents[v]) {
+      if (--waiting[d] == 0) ready.push_back(d);
+    }
+  }
+  return sinks.empty() ? 0 : most_at_once(sinks);
 }
 
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,

@@ -30,6 +30,12 @@ struct EagerGraph {
 //! with `priorities` (one per compiled id, lower first).
 uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities);
 
+//! When every task feeds at most one task and no result is kept, the least any
+//! order can hold (the Sethi-Ullman count: a task's inputs run largest need
+//! first, each finished one held while the next runs; trees likewise, each
+//! sink held to the end); otherwise 0, which bounds nothing.
+uint32_t forest_min_held(const EagerGraph& eg);
+
 //! How eager_sequence picks the next root.
 enum class RootChoice {
   least_growth,    // the root whose run leaves the fewest extra results held

@@ -386,15 +386,16 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   const uint32_t candidates = static_cast<uint32_t>(std::clamp<size_t>(4'000'000 / c.size(), 4, 128));
   uint32_t best_held = detail::eager_max_held(eg, best);
   // No order holds fewer than every sink's result (never released) or all the
-  // inputs of one task (held together when it runs): when the critical-path
-  // order reaches that bound, the alternatives cannot beat it.
+  // inputs of one task (held together when it runs), nor, on a forest, its
+  // Sethi-Ullman count: when the critical-path order reaches that bound, the
+  // alternatives cannot beat it.
   uint32_t lower_bound = 0, sinks = 0;
   for (uint32_t i = 0; i < eg.n; ++i) {
     if (!eg.task[i]) continue;
     sinks += eg.dents[i].empty() ? 1 : 0;
     lower_bound = std::max(lower_bound, static_cast<uint32_t>(eg.deps[i].size()));
   }
-  lower_bound = std::max(lower_bound, sinks);
+  lower_bound = std::max({lower_bound, sinks, detail::forest_min_held(eg)});
   if (best_held <= lower_bound) return best;
   for (auto choice : {detail::RootChoice::least_growth, detail::RootChoice::best_per_task}) {
     std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates);

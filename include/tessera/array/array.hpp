@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,10 +45,17 @@
 
 namespace tessera::array {
 
+//! Writes block `index` of an input array into `destination` (a writable view
+//! of the block's shape, any strides): the values its task would make.
+using BlockFill = std::function<void(absl::Span<const int64_t> index, const NDArray& destination)>;
+
 //! One operation's tasks: the graph fragment an Array adds over its inputs.
 struct Layer {
   std::string name;
   Graph graph;
+  //! Set by readers (from_zarr): `compute()` and `store` into memory call it to
+  //! write each block straight into its place, with no block made and copied.
+  BlockFill fill = {};
 };
 
 //! How `compute` and `store` run the graph: tessera's `get` options
@@ -65,6 +73,9 @@ class Array {
   //!   Array y("double-x", x.chunks(), x.dtype(), std::move(layer), {x});
   //! @endcode
   Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs = {});
+  //! An input array (no inputs) whose blocks `fill` can also write straight into
+  //! place (see Layer::fill).
+  Array(std::string name, Chunks chunks, DType dtype, Graph layer, BlockFill fill);
 
   //! The name shared by the block keys.
   const std::string& name() const { return state_->name; }
@@ -116,6 +127,7 @@ class Array {
     absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>> layers_of_name;
   };
   Scalar compute_scalar(const ComputeOptions& options) const;
+  Array(Chunks chunks, DType dtype, Layer layer, std::vector<Array> inputs);
   std::shared_ptr<const State> state_;
 };
 

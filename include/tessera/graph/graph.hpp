@@ -20,12 +20,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/hash/hash.h>
 
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/task.hpp"
@@ -61,6 +64,13 @@ class Node {
 
 class Graph {
  public:
+  Graph() = default;
+  Graph(const Graph& other);
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(const Graph& other);
+  Graph& operator=(Graph&& other) noexcept;
+  ~Graph() = default;
+
   //! Maps `key` to a literal value (replacing what it mapped to before).
   void put(const Key& key, Value literal) { set(key, Node(std::move(literal))); }
   //! Maps `key` to a task.
@@ -75,8 +85,8 @@ class Graph {
   //! Maps `key` to `node`.
   void set(const Key& key, Node node);
 
-  size_t size() const { return keys_.size(); }
-  bool empty() const { return keys_.empty(); }
+  size_t size() const { return keys_->size(); }
+  bool empty() const { return keys_->empty(); }
   bool contains(const Key& key) const { return index_.contains(key); }
   //! Position of `key` in insertion order, if present.
   std::optional<uint32_t> index_of(const Key& key) const;
@@ -86,8 +96,8 @@ class Graph {
   const Node& at(const Key& key) const;
 
   //! Keys and nodes in insertion order; position i is the compiled id i.
-  const std::vector<Key>& keys() const { return keys_; }
-  const Key& key(uint32_t i) const { return keys_[i]; }
+  const std::vector<Key>& keys() const { return *keys_; }
+  const Key& key(uint32_t i) const { return (*keys_)[i]; }
   const Node& node(uint32_t i) const { return nodes_[i]; }
   //! The keys that node i reads: a task's dependencies, an alias's target.
   absl::Span<const Key> dependencies(uint32_t i) const;
@@ -95,9 +105,30 @@ class Graph {
   void reserve(size_t n);
 
  private:
-  std::vector<Key> keys_;
+  // The index holds ids, hashed and compared through the keys they name: a
+  // table of 4-byte slots, no second copy of each Key. The keys live on the
+  // heap so the index's hasher may point at them across moves of the Graph.
+  using KeyList = std::vector<Key>;
+  struct IdHash {
+    using is_transparent = void;
+    const KeyList* keys;
+    size_t operator()(uint32_t id) const { return absl::Hash<Key>{}((*keys)[id]); }
+    size_t operator()(const Key& k) const { return absl::Hash<Key>{}(k); }
+  };
+  struct IdEq {
+    using is_transparent = void;
+    const KeyList* keys;
+    const Key& key(uint32_t id) const { return (*keys)[id]; }
+    static const Key& key(const Key& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const { return key(a) == key(b); }
+  };
+  using Index = absl::flat_hash_set<uint32_t, IdHash, IdEq>;
+  static Index index_over(const KeyList* keys) { return Index(0, IdHash{keys}, IdEq{keys}); }
+
+  std::unique_ptr<KeyList> keys_ = std::make_unique<KeyList>();
   std::vector<Node> nodes_;
-  absl::flat_hash_map<Key, uint32_t> index_;
+  Index index_ = index_over(keys_.get());
 };
 
 }  // namespace tessera

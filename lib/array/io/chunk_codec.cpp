@@ -12,6 +12,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "array/core/strided.hpp"
+
 namespace tessera::array::zarr::detail {
 namespace {
 
@@ -47,7 +49,7 @@ class Pipeline final : public ChunkCodec {
     Buffer scratch;
     auto target = [&](size_t n) -> MutableBytes {
       if (direct) return {out.data(), n};
-      if (scratch.size() < n) scratch = fresh(n);
+      if (scratch.size() < n) scratch = thread_scratch(Scratch::layout, n);
       return {scratch.data(), n};
     };
     Bytes cur = in;
@@ -77,7 +79,7 @@ class Pipeline final : public ChunkCodec {
     }
     if (direct) return;
     if (s_.big_endian) byteswap(scratch.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
-    out.assign(NDArray(scratch, s_.dtype, s_.chunk_shape, strides_, 0));
+    copy_from_scratch(NDArray(scratch, s_.dtype, s_.chunk_shape, strides_, 0), out);
   }
 
   EncodedChunk encode(const NDArray& chunk) const override {
@@ -112,10 +114,37 @@ class Pipeline final : public ChunkCodec {
 
 }  // namespace
 
+void copy_from_scratch(const NDArray& scratch, const NDArray& out) {
+  const size_t item = scratch.dtype().itemsize();
+  const auto width = static_cast<int64_t>(item);
+  array::detail::for_each_row<2>(out.shape(), {out.data(), const_cast<std::byte*>(scratch.data())},
+                          {&out.strides(), &scratch.strides()}, [item, width](auto p, int64_t count, auto inner) {
+                            if (inner[0] == width && inner[1] == width) {
+                              std::memcpy(p[0], p[1], static_cast<size_t>(count) * item);
+                              return;
+                            }
+                            for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
+                          });
+}
+
+Buffer thread_scratch(Scratch use, size_t n) {
+  constexpr size_t kKept = size_t{4} << 20;  // at most 12 MiB kept per thread
+  if (n > kKept) return fresh(n);
+  thread_local Buffer kept[3];
+  Buffer& b = kept[static_cast<size_t>(use)];
+  if (b.size() < n) b = fresh(n);
+  return b;
+}
+
+Bytes ChunkSource::read_all() const {
+  const size_t n = size();
+  const Buffer all = thread_scratch(Scratch::encoded, n);
+  read(0, MutableBytes(all.data(), n));
+  return {all.data(), n};
+}
+
 void ChunkCodec::decode_from(const ChunkSource& source, const NDArray& out) const {
-  Buffer all = fresh(source.size());
-  source.read(0, MutableBytes(all.data(), source.size()));
-  decode(Bytes(all.data(), source.size()), out);
+  decode(source.read_all(), out);
 }
 
 ChunkCodecPtr make_pipeline(PipelineSpec spec) { return std::make_shared<Pipeline>(std::move(spec)); }

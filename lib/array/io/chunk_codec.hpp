@@ -26,6 +26,8 @@ class ChunkSource {
   virtual size_t size() const = 0;
   //! Reads out.size() bytes at `offset` (within size(); the caller checks).
   virtual void read(size_t offset, codec::MutableBytes out) const = 0;
+  //! All the bytes, in the calling thread's scratch memory (Scratch::encoded).
+  virtual codec::Bytes read_all() const;
 };
 
 //! An encoded chunk: the first `size` bytes of `buffer`.
@@ -54,6 +56,18 @@ class ChunkCodec {
 };
 
 using ChunkCodecPtr = std::shared_ptr<const ChunkCodec>;
+
+//! What a thread's scratch memory holds while one chunk is read.
+enum class Scratch { encoded, layout, chunk };
+//! At least `n` bytes of the calling thread's scratch memory for `use`, kept for
+//! its next chunk when at most 4 MiB (a chunk read per task would otherwise fault in
+//! fresh pages each time), fresh when large. Valid until the thread asks for
+//! the same use again.
+Buffer thread_scratch(Scratch use, size_t n);
+//! out.assign(scratch) for a source in scratch memory (never a mapped file, so
+//! no SIGBUS guard, whose signal-mask system call per chunk costs more than
+//! copying a small chunk): rows of memcpy. Same shape and dtype.
+void copy_from_scratch(const NDArray& scratch, const NDArray& out);
 
 //! Layout, byte order, then bytes-to-bytes codecs.
 struct PipelineSpec {

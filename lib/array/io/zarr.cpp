@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 #include <functional>
 
@@ -30,19 +31,8 @@ bool path_exists(const fs::path& p) {
   return fs::exists(p, ec);
 }
 
-// Writes `size` bytes to `path` through a temporary file renamed into place:
-// readers see the old file or the new one, never half of it. The temporary has
-// the one name every tessera temporary has, so a killed run's is recognised
-// and cleaned (storage::clean_stale).
-void write_atomically(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
-  const std::string tmp = storage::temporary_path(path);
-  try {
-    auto file = MappedFile::create(tmp, size);
-    fill(file->data());
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
+// Renames the written temporary `tmp` into place as `path` (removing it when that fails).
+void rename_into_place(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -50,11 +40,61 @@ void write_atomically(const std::string& path, const std::function<void(std::byt
   }
 }
 
+// Chunk files are written under the one name every tessera temporary has
+// (storage::temporary_path, so a killed run's is recognised and cleaned by
+// storage::clean_stale) and renamed into place: readers see the old chunk or
+// the new one, never half of it. The store as a whole is synced and published
+// by its writer (store(): storage::publish), not chunk by chunk.
+
+// A chunk of `size` bytes that `fill` writes into a mapping of its file.
+void write_mapped(const std::string& path, const std::function<void(std::byte*)>& fill, size_t size) {
+  const std::string tmp = storage::temporary_path(path);
+  try {
+    auto file = MappedFile::create(tmp, size);
+    fill(file->data());
+  } catch (...) {
+    ::unlink(tmp.c_str());  // a killed run's temporary is clean_stale's; this one is ours
+    throw;
+  }
+  rename_into_place(tmp, path);
+}
+
+// An encoded chunk: a few write calls, no mapping.
+void write_bytes(const std::string& path, codec::Bytes bytes) {
+  const std::string tmp = storage::temporary_path(path);
+  {
+    const UniqueFd file(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (file.fd < 0) throw StorageError(tmp, "cannot create the chunk's temporary file", errno);
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(file.fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        throw StorageError(tmp, "cannot write the chunk", err);
+      }
+      done += static_cast<size_t>(n);
+    }
+    // Starts writing the chunk to the disk now, without waiting: the sync that
+    // publishes the store then finds little left to write.
+    (void)::sync_file_range(file.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  }
+  rename_into_place(tmp, path);
+}
+
 // A chunk file read with pread.
 class FileSource final : public detail::ChunkSource {
  public:
-  FileSource(int fd, size_t size) : fd_(fd), size_(size) {}
-  size_t size() const override { return size_; }
+  //! `expected`: about how big the file is, so that read_all usually needs no fstat.
+  FileSource(int fd, std::string path, size_t expected) : fd_(fd), path_(std::move(path)), expected_(expected) {}
+  size_t size() const override {
+    if (!size_) {
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0) throw StorageError(path_, "cannot stat the chunk file", errno);
+      size_ = static_cast<size_t>(st.st_size);
+    }
+    return *size_;
+  }
   void read(size_t offset, codec::MutableBytes out) const override {
     size_t done = 0;
     while (done < out.size()) {
@@ -67,11 +107,36 @@ class FileSource final : public detail::ChunkSource {
       done += static_cast<size_t>(n);
     }
   }
+  // One pread into a buffer bigger than the file when `expected` holds: a
+  // short read of a regular file (Linux) is its end, so no fstat is needed.
+  codec::Bytes read_all() const override {
+    if (!size_) {
+      const Buffer b = detail::thread_scratch(detail::Scratch::encoded, expected_ + 1);
+      ssize_t n = 0;
+      do {
+        n = ::pread(fd_, b.data(), expected_ + 1, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) throw codec::CodecError(absl::StrCat("cannot read the chunk: ", std::strerror(errno)));
+      if (static_cast<size_t>(n) <= expected_) {
+        size_ = static_cast<size_t>(n);
+        return {b.data(), *size_};
+      }
+    }
+    return ChunkSource::read_all();
+  }
 
  private:
   int fd_;
-  size_t size_;
+  std::string path_;
+  size_t expected_;
+  mutable std::optional<size_t> size_;
 };
+
+StorageError wrong_raw_size(const std::string& file_path, const Metadata& meta, size_t expected, size_t found) {
+  return StorageError(file_path, absl::StrCat("expected an uncompressed chunk of ", expected, " bytes (",
+                                              meta.dtype.name(), " ", shape_str(meta.chunk_shape), "), found ", found,
+                                              " bytes"));
+}
 
 // The array's metadata from a consolidated `.zmetadata` of an enclosing group.
 std::optional<Metadata> consolidated(const fs::path& array) {
@@ -176,36 +241,57 @@ bool Store::fill_is_zero() const {
   return true;
 }
 
-NDArray Store::read_chunk(const std::vector<int64_t>& block) const {
+bool Store::decode_file(const std::vector<int64_t>& block, const NDArray& chunk) const {
   const std::string file_path = chunk_path(block);
-  if (codec_->raw()) {
-    if (!path_exists(file_path)) {
-      return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
-    }
-    auto file = MappedFile::open(file_path, access_);
-    if (file->size() != chunk_nbytes()) {
-      throw StorageError(file_path, absl::StrCat("expected an uncompressed chunk of ", chunk_nbytes(), " bytes (",
-                                                 meta_.dtype.name(), " ", shape_str(meta_.chunk_shape), "), found ",
-                                                 file->size(), " bytes"));
-    }
-    return view_of(block, file->region(0, file->size()));
-  }
   const UniqueFd file(::open(file_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.fd < 0) {
-    if (errno == ENOENT) {
-      return NDArray::full(meta_.dtype, chunks_.block_shape(block), meta_.fill_value.value_or(Scalar(0)));
-    }
+    if (errno == ENOENT) return false;
     throw StorageError(file_path, "cannot open the chunk file", errno);
   }
-  struct stat st {};
-  if (::fstat(file.fd, &st) != 0) throw StorageError(file_path, "cannot stat the chunk file", errno);
-  Buffer bytes = Buffer::allocate(std::max<size_t>(chunk_nbytes(), 1));
+  // Encoded chunks are rarely bigger than raw ones (a compressor's header more).
+  const FileSource source(file.fd, file_path, chunk_nbytes() + 4096);
+  if (codec_->raw() && source.size() != chunk_nbytes()) {
+    throw wrong_raw_size(file_path, meta_, chunk_nbytes(), source.size());
+  }
   try {
-    codec_->decode_from(FileSource(file.fd, static_cast<size_t>(st.st_size)), full_chunk(bytes));
+    codec_->decode_from(source, chunk);
   } catch (const codec::CodecError& e) {
     throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), " of ", path_, ": ", e.what()));
   }
+  return true;
+}
+
+NDArray Store::read_chunk(const std::vector<int64_t>& block) const {
+  const Shape shape = chunks_.block_shape(block);
+  if (codec_->raw() && chunk_nbytes() >= kMapChunkBytes) {
+    const std::string file_path = chunk_path(block);
+    if (!path_exists(file_path)) return NDArray::full(meta_.dtype, shape, meta_.fill_value.value_or(Scalar(0)));
+    auto file = MappedFile::open(file_path, access_);
+    if (file->size() != chunk_nbytes()) throw wrong_raw_size(file_path, meta_, chunk_nbytes(), file->size());
+    return view_of(block, file->region(0, file->size()));
+  }
+  Buffer bytes = Buffer::allocate(std::max<size_t>(chunk_nbytes(), 1));
+  if (!decode_file(block, full_chunk(bytes))) {
+    return NDArray::full(meta_.dtype, shape, meta_.fill_value.value_or(Scalar(0)));
+  }
   return view_of(block, std::move(bytes));
+}
+
+void Store::read_into(const std::vector<int64_t>& block, const NDArray& out) const {
+  const Shape shape = chunks_.block_shape(block);
+  if (out.dtype() != meta_.dtype || out.shape() != shape || !out.writable()) {
+    throw Error(absl::StrCat("zarr chunk ", chunk_key(block), " of ", path_, ": expected a writable ",
+                             meta_.dtype.name(), " array of shape ", shape_str(shape), " to read into, found a ",
+                             out.writable() ? "" : "read-only ", out.describe()));
+  }
+  // An edge block is part of a full stored chunk: decoded beside, then copied.
+  const bool whole = shape == meta_.chunk_shape;
+  const NDArray chunk = whole ? out : full_chunk(detail::thread_scratch(detail::Scratch::chunk, chunk_nbytes()));
+  if (!decode_file(block, chunk)) {
+    out.fill(meta_.fill_value.value_or(Scalar(0)));
+    return;
+  }
+  if (!whole) detail::copy_from_scratch(view_of(block, chunk.buffer()), out);
 }
 
 NDArray Store::map_chunk(const std::vector<int64_t>& block) const {
@@ -230,7 +316,7 @@ void Store::write_chunk(const std::vector<int64_t>& block, const NDArray& data) 
   fs::create_directories(fs::path(file_path).parent_path());
   const bool padded = expected != meta_.chunk_shape;
   if (codec_->raw()) {
-    write_atomically(
+    write_mapped(
         file_path,
         [&](std::byte* bytes) {
           Buffer buffer(std::shared_ptr<std::byte>(std::shared_ptr<std::byte>(), bytes), chunk_nbytes(), true);
@@ -253,7 +339,7 @@ void Store::write_chunk(const std::vector<int64_t>& block, const NDArray& data) 
   } catch (const codec::CodecError& e) {
     throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), ": ", e.what()));
   }
-  write_atomically(file_path, [&](std::byte* p) { std::memcpy(p, encoded.buffer.data(), encoded.size); }, encoded.size);
+  write_bytes(file_path, encoded.bytes());
 }
 
 Store open(const std::string& path, Access access) {
@@ -302,8 +388,13 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
   const codec::CodecPtr compressor = codec::from_spec(format.codec, dtype);
   if (format.zarr_format == 2) {
     if (!format.inner_chunks.empty()) throw std::invalid_argument("sharding (inner chunks) needs zarr_format 3");
-    m.codecs_json = json{{"compressor", compressor ? compressor->v2_json() : json(nullptr)}, {"filters", nullptr}}.dump();
+    json filters = nullptr;
+    for (const std::string& spec : format.filters) filters.push_back(codec::filter_from_spec(spec, dtype)->v2_json());
+    m.codecs_json = json{{"compressor", compressor ? compressor->v2_json() : json(nullptr)}, {"filters", filters}}.dump();
   } else {
+    if (!format.filters.empty()) {
+      throw std::invalid_argument("filters (delta, fixedscaleoffset) are zarr v2's; zarr_format 3 has none");
+    }
     if (!m.fill_value) m.fill_value = Scalar(0);
     m.dimension_separator = '/';
     json chain = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});

@@ -162,7 +162,10 @@ Array from_zarr(const std::string& path) {
     auto f = [store, block = std::vector<int64_t>(idx.begin(), idx.end())] { return store->read_chunk(block); };
     return Task(fn("from_zarr", std::move(f)));
   });
-  return Array(name, std::move(c), store->dtype(), std::move(layer));
+  auto fill = [store](absl::Span<const int64_t> idx, const NDArray& out) {
+    store->read_into(std::vector<int64_t>(idx.begin(), idx.end()), out);
+  };
+  return Array(name, std::move(c), store->dtype(), std::move(layer), std::move(fill));
 }
 
 Array from_blocks(BlockMaker make, DType dtype, const Shape& shape, const ChunkSpec& chunks) {

@@ -4,7 +4,10 @@
 
 #include <cmath>
 #include <complex>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <type_traits>
 
@@ -147,6 +150,33 @@ ArgPartial arg_block(bool max, const NDArray& block, size_t axis, int64_t offset
   return r;
 }
 
+// The best element of a whole block and its position in the C-order flattened
+// array of `shape`, as 0-d partials; the block starts at `start`. The block's
+// own C order is the flattened order, so its first best is the one to keep.
+ArgPartial arg_block_flat(bool max, const NDArray& block, const std::vector<int64_t>& start, const Shape& shape) {
+  const NDArray b = block.is_c_contiguous() ? block : block.copy();
+  ArgPartial r{NDArray::empty(b.dtype(), {}), NDArray::empty(DType::int64(), {})};
+  int64_t at = 0;
+  dispatch(b.dtype(), [&]<class T>() {
+    const T* x = b.data<const T>();
+    for (int64_t i = 1; i < b.size(); ++i) {
+      if (beats(max, x[i], x[at])) at = i;
+    }
+    *r.value.data<T>() = x[at];
+  });
+  int64_t flat = 0;
+  for (size_t k = b.ndim(); k-- > 0;) {  // `at` unravelled in the block, then ravelled in the array
+    const int64_t extent = b.shape()[k];
+    flat += (start[k] + at % extent) * std::accumulate(shape.begin() + static_cast<long>(k) + 1, shape.end(),
+                                                       int64_t{1}, std::multiplies<>());
+    at /= extent;
+  }
+  *r.index.data<int64_t>() = flat;
+  return r;
+}
+
+// Combines partials element by element; on a tie (equal values, or two NaNs)
+// the smaller position wins, so the first occurrence is kept in any order.
 ArgPartial arg_combine(bool max, const std::vector<ArgPartial>& parts) {
   ArgPartial r{parts.front().value.copy(), parts.front().index.copy()};
   int64_t* idx = r.index.data<int64_t>();
@@ -156,7 +186,7 @@ ArgPartial arg_combine(bool max, const std::vector<ArgPartial>& parts) {
       const T* v = parts[p].value.data<const T>();
       const int64_t* i = parts[p].index.data<const int64_t>();
       for (int64_t e = 0; e < r.value.size(); ++e) {
-        if (beats(max, v[e], best[e])) {
+        if (beats(max, v[e], best[e]) || (i[e] < idx[e] && !beats(max, best[e], v[e]))) {
           best[e] = v[e];
           idx[e] = i[e];
         }
@@ -164,6 +194,28 @@ ArgPartial arg_combine(bool max, const std::vector<ArgPartial>& parts) {
     }
   });
   return r;
+}
+
+// Combines the partials of `level` by a tree of `split_every` into `layer`;
+// the keys are `part`-<depth> with `prefix` and a running number. Returns the root.
+Key combine_tree(bool max, Graph& layer, std::vector<Key> level, const std::string& part,
+                 absl::Span<const int64_t> prefix, int split_every, const std::string& name) {
+  auto f_combine = [max](const std::vector<ArgPartial>& p) { return arg_combine(max, p); };
+  for (int depth = 1; level.size() > 1; ++depth) {
+    std::vector<Key> next;
+    for (size_t i = 0; i < level.size(); i += static_cast<size_t>(split_every)) {
+      ArgList args;
+      for (size_t p = i; p < std::min(level.size(), i + static_cast<size_t>(split_every)); ++p) {
+        args.items.emplace_back(ref(level[p]));
+      }
+      std::vector<int64_t> key(prefix.begin(), prefix.end());
+      key.push_back(static_cast<int64_t>(next.size()));
+      next.emplace_back(absl::StrCat(part, "-", depth), key);
+      layer.put(next.back(), Task(fn(name + "-combine", f_combine), std::move(args)));
+    }
+    level = std::move(next);
+  }
+  return level.front();
 }
 
 Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
@@ -180,7 +232,6 @@ Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
   const std::string tok = token({name, x.name(), std::to_string(axis), std::to_string(split_every)});
   const std::string out = absl::StrCat(name, "-", tok), part = absl::StrCat(name, "-partial-", tok);
   const auto& offsets = x.chunks().offsets(axis);
-  auto f_combine = [max](const std::vector<ArgPartial>& p) { return arg_combine(max, p); };
   auto f_index = [axis](const ArgPartial& p) {
     std::vector<Slice> s(p.index.ndim());
     s[axis] = Slice::index(0);
@@ -196,23 +247,34 @@ Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
       level.emplace_back(absl::StrCat(part, "-0"), in);
       layer.put(level.back(), Task(fn(name, f), ref(x.block_key(in))));
     }
-    for (int depth = 1; level.size() > 1; ++depth) {
-      std::vector<Key> next;
-      for (size_t i = 0; i < level.size(); i += static_cast<size_t>(split_every)) {
-        ArgList args;
-        for (size_t p = i; p < std::min(level.size(), i + static_cast<size_t>(split_every)); ++p) {
-          args.items.emplace_back(ref(level[p]));
-        }
-        std::vector<int64_t> key(idx.begin(), idx.end());
-        key.push_back(static_cast<int64_t>(next.size()));
-        next.emplace_back(absl::StrCat(part, "-", depth), key);
-        layer.put(next.back(), Task(fn(name + "-combine", f_combine), std::move(args)));
-      }
-      level = std::move(next);
-    }
-    layer.put(Key(out, idx), Task(fn(name + "-index", f_index), ref(level.front())));
+    layer.put(Key(out, idx), Task(fn(name + "-index", f_index), ref(combine_tree(max, layer, level, part, idx,
+                                                                                split_every, name))));
   });
   return Array(out, chunks, DType::int64(), std::move(layer), {x});
+}
+
+// argmax/argmin of the flattened array: one partial per block, then the tree.
+Array arg_reduce_flat(bool max, const Array& x, int split_every) {
+  const std::string name = max ? "argmax" : "argmin";
+  if (x.size() == 0) throw Error(absl::StrCat(name, ": the array has no elements (shape ", shape_str(x.shape()), ")"));
+  if (split_every < 2) throw Error(absl::StrCat(name, ": split_every must be at least 2, found ", split_every));
+  const std::string tok = token({name, x.name(), "flat", std::to_string(split_every)});
+  const std::string out = absl::StrCat(name, "-", tok), part = absl::StrCat(name, "-partial-", tok);
+  Graph layer;
+  std::vector<Key> level;
+  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+    std::vector<int64_t> start(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) start[k] = x.chunks().offsets(k)[static_cast<size_t>(idx[k])];
+    auto f = [max, start = std::move(start), shape = x.shape()](const NDArray& b) {
+      return arg_block_flat(max, b, start, shape);
+    };
+    level.emplace_back(absl::StrCat(part, "-0"), std::vector<int64_t>{static_cast<int64_t>(level.size())});
+    layer.put(level.back(), Task(fn(name, f), ref(x.block_key(std::vector<int64_t>(idx.begin(), idx.end())))));
+  });
+  auto f_index = [](const ArgPartial& p) { return p.index; };
+  layer.put(Key(out, std::vector<int64_t>{}),
+            Task(fn(name + "-index", f_index), ref(combine_tree(max, layer, level, part, {}, split_every, name))));
+  return Array(out, Chunks(std::vector<std::vector<int64_t>>{}), DType::int64(), std::move(layer), {x});
 }
 
 }  // namespace
@@ -269,5 +331,26 @@ Array nanmean(const Array& x, const ReduceOptions& options) {
 
 Array argmax(const Array& x, int axis, int split_every) { return arg_reduce(true, x, axis, split_every); }
 Array argmin(const Array& x, int axis, int split_every) { return arg_reduce(false, x, axis, split_every); }
+Array argmax(const Array& x) { return arg_reduce_flat(true, x, 8); }
+Array argmin(const Array& x) { return arg_reduce_flat(false, x, 8); }
+
+namespace {
+
+// nanmax and nanmin: NaNs replaced by the value that never wins, then max or
+// min; a slice of NaNs only gives NaN (numpy warns and gives NaN too).
+Array nan_extreme(bool max, const Array& x, const ReduceOptions& options) {
+  const DType t = x.dtype();
+  auto extreme = [max](const Array& a, const ReduceOptions& o) { return max ? array::max(a, o) : array::min(a, o); };
+  if (!t.is_floating() && !t.is_complex()) return extreme(x, options);
+  const double loser = max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  const Array nan = isnan(x);
+  const Array best = extreme(where(nan, astype(scalar_array(Scalar(loser)), t), x), options);
+  return where(all(nan, options), astype(scalar_array(Scalar(std::numeric_limits<double>::quiet_NaN())), t), best);
+}
+
+}  // namespace
+
+Array nanmax(const Array& x, const ReduceOptions& options) { return nan_extreme(true, x, options); }
+Array nanmin(const Array& x, const ReduceOptions& options) { return nan_extreme(false, x, options); }
 
 }  // namespace tessera::array

@@ -11,7 +11,6 @@
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 
-#include "array/ops/store.hpp"
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
 #include "tessera/array/io/npy.hpp"
@@ -44,6 +43,64 @@ void store_zarr(const Array& x, const std::string& tmp, const std::string& name,
       options.compute);
 }
 
+// The region of `target` that holds block `index` of `chunks`.
+NDArray block_region_of(const NDArray& target, const Chunks& chunks, absl::Span<const int64_t> index) {
+  const std::vector<int64_t> block(index.begin(), index.end());
+  const Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
+  std::vector<Slice> region;
+  for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
+  return target.slice(region);
+}
+
+// The fill of the layer that makes x's blocks, when it has one.
+const BlockFill* block_fill(const Array& x) {
+  for (const auto& l : x.layers()) {
+    if (l->name == x.name() && l->fill) return &l->fill;
+  }
+  return nullptr;
+}
+
+// Blocks per fill task: a task per block would cost more in scheduling than
+// small blocks cost to read, so neighbours (in C order: the same file run for
+// row-major stores) go together, up to a few MiB, keeping enough tasks for
+// every worker to stay busy to the end.
+int64_t blocks_per_task(const Array& x) {
+  constexpr int64_t kTaskBytes = int64_t{4} << 20, kMinTasks = 64;
+  const int64_t blocks = x.chunks().total_blocks();
+  const int64_t block_bytes = std::max<int64_t>(x.nbytes() / std::max<int64_t>(blocks, 1), 1);
+  const int64_t by_size = std::max<int64_t>(kTaskBytes / block_bytes, 1);
+  return std::clamp<int64_t>(blocks / kMinTasks, 1, by_size);
+}
+
+// store_into for an array whose blocks its layer's fill writes in place: tasks
+// without inputs, each filling a run of blocks.
+void fill_into(const Array& x, const BlockFill& fill, const NDArray& target, const std::string& name,
+               const ComputeOptions& options) {
+  std::vector<std::vector<int64_t>> blocks;
+  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) { blocks.emplace_back(idx.begin(), idx.end()); });
+  const auto shared = std::make_shared<const std::vector<std::vector<int64_t>>>(std::move(blocks));
+  const int64_t per_task = blocks_per_task(x);
+  const auto total = static_cast<int64_t>(shared->size());
+  Graph g;
+  std::vector<Key> keys;
+  for (int64_t first = 0, t = 0; first < total; first += per_task, ++t) {
+    const int64_t last = std::min(total, first + per_task);
+    auto f = [shared, fill, target, chunks = x.chunks(), first, last] {
+      int64_t bytes = 0;
+      for (int64_t i = first; i < last; ++i) {
+        const NDArray place = block_region_of(target, chunks, (*shared)[static_cast<size_t>(i)]);
+        fill((*shared)[static_cast<size_t>(i)], place);
+        bytes += static_cast<int64_t>(place.nbytes());
+      }
+      return bytes;
+    };
+    Key k(name, {t});
+    g.put(k, Task(fn("fill", std::move(f))));
+    keys.push_back(std::move(k));
+  }
+  (void)tessera::get(g, Keys(keys), options);
+}
+
 }  // namespace
 
 void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options) {
@@ -64,14 +121,15 @@ void write_blocks(const Array& x, const std::string& name, BlockWrite write, con
 }
 
 void store_into(const Array& x, const NDArray& target, const std::string& name, const ComputeOptions& options) {
+  if (const BlockFill* fill = block_fill(x)) {
+    fill_into(x, *fill, target, name, options);
+    return;
+  }
   const Chunks chunks = x.chunks();
   write_blocks(
       x, name,
       [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
-        Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
-        std::vector<Slice> region;
-        for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
-        target.slice(region).assign(b);
+        block_region_of(target, chunks, block).assign(b);
       },
       options);
 }

@@ -199,6 +199,25 @@ std::vector<ChunkSizes> plan_rechunk(const ChunkSizes& old_chunks, const ChunkSi
   return steps;
 }
 
+int64_t mean_shard_run_bytes(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks, int64_t itemsize) {
+  const std::vector<AxisMap> maps = old_to_new(old_chunks, new_chunks);
+  int64_t run = itemsize;
+  for (size_t k = maps.size(); k-- > 0;) {
+    int64_t pieces = 0;
+    bool whole = true;
+    for (size_t j = 0; j < maps[k].size(); ++j) {
+      pieces += static_cast<int64_t>(maps[k][j].size());
+      whole = whole && maps[k][j].size() == 1;
+    }
+    int64_t extent = 0;
+    for (int64_t c : new_chunks[k]) extent += c;
+    if (pieces == 0 || extent == 0) return 0;
+    run *= std::max<int64_t>(extent / pieces, 1);
+    if (!whole || run > (int64_t{1} << 40)) break;
+  }
+  return run;
+}
+
 RechunkMethod choose_rechunk_method(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks, double threshold) {
   const std::vector<AxisMap> maps = old_to_new(old_chunks, new_chunks);
   const double limit = threshold * static_cast<double>(number_of_blocks(old_chunks) + number_of_blocks(new_chunks));

@@ -162,6 +162,58 @@ TEST_CASE("zarr v2: every codec tessera writes reads back in zarr-python" *
   CHECK(run_python(dir, check + "print('ok')\n") == "ok\n");
 }
 
+TEST_CASE("zarr v2: filters tessera writes (delta, fixedscaleoffset) read back in zarr-python and in tessera" *
+          python_peer::needed()) {
+  TempDir dir;
+  const NDArray ints = pattern_array(DType::int32(), {9, 7});
+  const NDArray floats = pattern_array(DType::float64(), {9, 7});
+  const ChunkSpec chunks({{4, 4, 1}, {3, 3, 1}});
+  store(from_ndarray(ints, chunks), dir / "delta", {.zarr = {.codec = "zstd:1", .filters = {"delta:<i2"}}});
+  store(from_ndarray(floats, chunks), dir / "fso",
+        {.zarr = {.codec = "blosc:lz4:5:shuffle", .filters = {"fixedscaleoffset:10:4:<i2"}}});
+  store(from_ndarray(ints, chunks), dir / "both",
+        {.zarr = {.codec = "none", .filters = {"fixedscaleoffset:-3:2:<i8", "delta"}}});
+  CHECK(array_equal(compute_all(dir / "delta"), ints));
+  CHECK(array_equal(compute_all(dir / "fso"), floats));
+  CHECK(array_equal(compute_all(dir / "both"), ints));
+  CHECK(run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+z = zarr.open(f'{d}/delta', mode='r')
+assert np.array_equal(z[...], pattern('<i4', (9, 7)))
+assert repr(z.filters) == "[Delta(dtype='<i4', astype='<i2')]", repr(z.filters)
+z = zarr.open(f'{d}/fso', mode='r')
+assert np.array_equal(z[...], pattern('<f8', (9, 7)))
+f, = z.filters
+assert type(f) is FixedScaleOffset and f.offset == 10 and f.scale == 4 and f.astype == np.dtype('<i2'), repr(f)
+z = zarr.open(f'{d}/both', mode='r')
+assert np.array_equal(z[...], pattern('<i4', (9, 7)))
+assert [type(f).__name__ for f in z.filters] == ['FixedScaleOffset', 'Delta'], repr(z.filters)
+print('ok')
+)") == "ok\n");
+}
+
+TEST_CASE("zarr v2: bad filter specs are refused before anything is written, naming what is accepted") {
+  TempDir dir;
+  auto create = [&](std::vector<std::string> filters, int format = 2) {
+    zarr::create(dir / "z", DType::float64(), {4}, {2}, Scalar(0), {.zarr_format = format, .filters = std::move(filters)});
+  };
+  REQUIRE_THROWS_WITH_AS(create({"shuffle"}), doctest::Contains("unknown filter 'shuffle'; expected delta[:ASTYPE] or "
+                                                                 "fixedscaleoffset:OFFSET:SCALE[:ASTYPE]"),
+                         std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(create({"fixedscaleoffset:1"}),
+                         "codec fixedscaleoffset: expected fixedscaleoffset:OFFSET:SCALE[:ASTYPE]", std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(create({"fixedscaleoffset:1:0"}), doctest::Contains("a non-zero SCALE, found '1:0'"),
+                         std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(create({"delta:<c8"}),
+                         "codec delta: expected a little-endian integer or float type, found '<c8'", std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(create({"delta:xyz"}), "codec delta: expected a numpy type such as <i2 or <f8, found 'xyz'",
+                         std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(create({"delta"}, 3), "filters (delta, fixedscaleoffset) are zarr v2's; zarr_format 3 has none",
+                         std::invalid_argument);
+  REQUIRE_THROWS_WITH_AS(zarr::create(dir / "c", DType::float64(), {4}, {2}, Scalar(0), {.codec = "delta"}),
+                         doctest::Contains("codec 'delta' is a filter, not a compressor"), std::invalid_argument);
+  CHECK(!std::filesystem::exists(dir / "z"));
+}
+
 TEST_CASE("zarr v2: arrays inside groups open by path, also through consolidated metadata" *
           python_peer::needed()) {
   TempDir dir;

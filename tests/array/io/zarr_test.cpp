@@ -1,9 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "array/support.hpp"
 #include "tessera/array/io/zarr.hpp"
+#include "tessera/array/ops/creation.hpp"
+#include "tessera/array/ops/elementwise.hpp"
 #include "tessera/graph/error.hpp"
 #include "python_peer.hpp"
 
@@ -28,6 +35,19 @@ NDArray read_all(const zarr::Store& z) {
     for (size_t a = 0; a < c.ndim(); ++a) where.emplace_back(c.offsets(a)[block[a]], c.offsets(a)[block[a] + 1]);
     out.slice(where).assign(z.read_chunk(block));
   }
+  return out;
+}
+
+// The whole array, block by block, each decoded into its place by read_into.
+NDArray read_all_into(const zarr::Store& z) {
+  NDArray out = NDArray::empty(z.dtype(), z.shape());
+  const Chunks& c = z.chunks();
+  for_each_block(c, [&](absl::Span<const int64_t> idx) {
+    const std::vector<int64_t> block(idx.begin(), idx.end());
+    std::vector<Slice> where;
+    for (size_t a = 0; a < c.ndim(); ++a) where.emplace_back(c.offsets(a)[block[a]], c.offsets(a)[block[a] + 1]);
+    z.read_into(block, out.slice(where));
+  });
   return out;
 }
 
@@ -66,8 +86,8 @@ z[...] = 3 - 4j
     CHECK(z.dtype() == dtype);
     CHECK(z.chunks() == Chunks({{3, 3, 1}, {2, 2, 1}}));
     CHECK(z.read_chunk({2, 2}).shape() == Shape{1, 1});
-    CHECK(!z.read_chunk({0, 0}).writable());
     CHECK(array_equal(read_all(z), pattern_array(dtype, {7, 5})));
+    CHECK(array_equal(read_all_into(z), pattern_array(dtype, {7, 5})));
   }
   zarr::Store holes = zarr::open(dir / "holes");
   CHECK(!holes.has_chunk({1, 1}));
@@ -75,6 +95,7 @@ z[...] = 3 - 4j
   NDArray expected = pattern_array(DType::float64(), {7, 5});
   expected.slice({Slice{3, 6}, Slice{2, 4}}).fill(-1.5);
   CHECK(array_equal(read_all(holes), expected));
+  CHECK(array_equal(read_all_into(holes), expected));
   CHECK(holes.chunk_key({1, 1}) == "1.1");
 
   zarr::Store nested = zarr::open(dir / "nested");
@@ -83,11 +104,86 @@ z[...] = 3 - 4j
   zarr::Store fortran = zarr::open(dir / "fortran");
   CHECK(fortran.read_chunk({0, 0}).is_f_contiguous());
   CHECK(array_equal(read_all(fortran), pattern_array(DType::uint32(), {5, 4})));
+  CHECK(array_equal(read_all_into(fortran), pattern_array(DType::uint32(), {5, 4})));
   zarr::Store nan = zarr::open(dir / "nan");
   CHECK(std::isnan(nan.read_chunk({1}).at<float>({0})));
   zarr::Store scalar = zarr::open(dir / "scalar");
   CHECK(scalar.chunk_key({}) == "0");
   CHECK(scalar.read_chunk({}).at<std::complex<double>>({}) == std::complex<double>(3, -4));
+}
+
+TEST_CASE("zarr: large raw chunks are read as views of the mapped file, small ones into memory") {
+  TempDir dir;
+  const int64_t side = 1024;  // uint8 1024 x 1024: kMapChunkBytes exactly
+  static_assert(zarr::Store::kMapChunkBytes == size_t{1} << 20);
+  zarr::Store big = zarr::create(dir / "big", DType::uint8(), {side, side + 5}, {side, side});
+  zarr::Store small = zarr::create(dir / "small", DType::uint8(), {8, 13}, {8, 8});
+  for (zarr::Store* z : {&big, &small}) {
+    const NDArray all = pattern_array(DType::uint8(), z->shape());
+    const int64_t width = z->chunk_shape()[1];
+    z->write_chunk({0, 0}, all.slice({Slice{0, z->shape()[0]}, Slice{0, width}}));
+    z->write_chunk({0, 1}, all.slice({Slice{0, z->shape()[0]}, Slice{width, z->shape()[1]}}));
+    const zarr::Store reader = zarr::open(z->path());
+    CHECK(array_equal(read_all(reader), all));
+    CHECK(array_equal(read_all_into(reader), all));
+  }
+  CHECK(!zarr::open(big.path()).read_chunk({0, 0}).writable());  // a read-only mapping
+  CHECK(zarr::open(small.path()).read_chunk({0, 0}).writable());  // fresh memory
+}
+
+TEST_CASE("zarr: compute() decodes each chunk into its place, the same values as the blocks' tasks") {
+  TempDir dir;
+  const NDArray all = pattern_array(DType::float32(), {37, 21, 10});
+  const std::vector<zarr::Format> formats = {{}, {.codec = "blosc:lz4:5:shuffle"}, {.zarr_format = 3, .codec = "zstd:3"},
+                                             {.zarr_format = 3, .codec = "gzip:1", .inner_chunks = {4, 4, 5}}};
+  int n = 0;
+  for (const zarr::Format& f : formats) {
+    const std::string path = dir / std::to_string(n++);
+    zarr::Store z = zarr::create(path, DType::float32(), all.shape(), {8, 8, 10}, Scalar(-3), f);
+    const Chunks& c = z.chunks();
+    for_each_block(c, [&](absl::Span<const int64_t> idx) {
+      if (idx[0] == 1 && idx[1] == 1) return;  // never written: the fill value
+      std::vector<Slice> where;
+      for (size_t a = 0; a < c.ndim(); ++a) where.emplace_back(c.offsets(a)[idx[a]], c.offsets(a)[idx[a] + 1]);
+      z.write_chunk({idx.begin(), idx.end()}, all.slice(where));
+    });
+    NDArray expected = all.copy();
+    expected.slice({Slice{8, 16}, Slice{8, 16}, Slice{0, 10}}).fill(-3);
+    const Array x = from_zarr(path);
+    CHECK(array_equal(x.compute({.num_workers = 2}), expected));             // filled in place
+    CHECK(array_equal((x * 1.0f).compute({.num_workers = 2}), expected));    // blocks made by tasks
+  }
+}
+
+TEST_CASE("zarr: read_into refuses a target of the wrong shape or dtype") {
+  TempDir dir;
+  zarr::Store z = zarr::create(dir / "z", DType::int16(), {5, 3}, {2, 2});
+  REQUIRE_THROWS_WITH_AS(z.read_into({2, 1}, NDArray::empty(DType::int16(), {2, 2})),
+                         doctest::Contains("expected a writable int16 array of shape (1, 1) to read into, found a "
+                                           "int16 array of shape (2, 2)"),
+                         Error);
+  REQUIRE_THROWS_WITH_AS(z.read_into({0, 0}, NDArray::empty(DType::int32(), {2, 2})),
+                         doctest::Contains("found a int32 array of shape (2, 2)"), Error);
+}
+
+TEST_CASE("zarr: a chunk that cannot be written is an error naming its temporary file; none is left, no chunk appears") {
+  TempDir dir;
+  zarr::Store z = zarr::create(dir / "z", DType::float64(), {64, 64}, {64, 64}, Scalar(0), {.codec = "zstd:1"});
+  // Files may grow to 16 bytes only: the write fails with EFBIG (SIGXFSZ ignored).
+  struct rlimit old {};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 16;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  auto write = [&] { z.write_chunk({0, 0}, pattern_array(DType::float64(), {64, 64})); };
+  CHECK_THROWS_WITH_AS(write(), doctest::Contains("cannot write the chunk"), StorageError);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  CHECK(!z.has_chunk({0, 0}));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "z")) files += e.path().filename() != ".zarray";
+  CHECK(files == 0);
 }
 
 TEST_CASE("zarr: arrays tessera creates read in python3-zarr" * python_peer::needed()) {

@@ -22,12 +22,7 @@
 #include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
-using tessera::array::testing::case_text;
-using tessera::array::testing::check_all;
-using tessera::array::testing::Expected;
-using tessera::array::testing::prepare;
-using tessera::array::testing::random_block;
-using tessera::array::testing::TempDir;
+using namespace tessera::array::testing;
 
 TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(20261130);

@@ -16,12 +16,7 @@
 #include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
-using tessera::array::testing::check_all;
-using tessera::array::testing::Expected;
-using tessera::array::testing::kDTypes;
-using tessera::array::testing::random_block;
-using tessera::array::testing::random_sizes;
-using tessera::array::testing::TempDir;
+using namespace tessera::array::testing;
 
 namespace {
 

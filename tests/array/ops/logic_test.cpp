@@ -1,4 +1,4 @@
-// Comparisons, where, isnan, any, all, nansum and nanmean against numpy.
+// Comparisons, where, isnan, any, all, argmax/argmin and the nan-reductions against numpy.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,12 +17,7 @@
 #include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
-using tessera::array::testing::case_text;
-using tessera::array::testing::check_all;
-using tessera::array::testing::Expected;
-using tessera::array::testing::prepare;
-using tessera::array::testing::random_sizes;
-using tessera::array::testing::TempDir;
+using namespace tessera::array::testing;
 
 namespace {
 
@@ -77,7 +72,7 @@ TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's
   }
 }
 
-TEST_CASE("any, all, nansum and nanmean over random axes equal numpy's" * python_peer::needed()) {
+TEST_CASE("any, all, nansum, nanmean, nanmax and nanmin over random axes equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(73);
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
@@ -102,6 +97,10 @@ TEST_CASE("any, all, nansum and nanmean over random axes equal numpy's" * python
       items.push_back({absl::StrCat("any", j), absl::StrCat("np.any(", args, ")"), any(x, o)});
       items.push_back({absl::StrCat("all", j), absl::StrCat("np.all(", args, ")"), all(x, o)});
       items.push_back({absl::StrCat("ns", j), absl::StrCat("np.nansum(", args, ")"), nansum(x, o)});
+      if (x.size() > 0) {  // numpy's nanmax and nanmin raise on an empty reduction, as max and min do
+        items.push_back({absl::StrCat("nx", j), absl::StrCat("np.nanmax(", args, ")"), nanmax(x, o)});
+        items.push_back({absl::StrCat("nn", j), absl::StrCat("np.nanmin(", args, ")"), nanmin(x, o)});
+      }
       if (c.dtype.is_floating() || c.dtype.is_complex()) {
         items.push_back({absl::StrCat("nm", j),
                          absl::StrCat("np.nanmean(", args, ").astype(np.", c.dtype.name(), ")"), nanmean(x, o)});
@@ -138,6 +137,8 @@ TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's"
       items.push_back({absl::StrCat("mn", axis + nd), absl::StrCat("np.argmin(a, axis=", axis, ")"),
                        argmin(x, axis, split)});
     }
+    items.push_back({"fmx", "np.argmax(a)", argmax(x)});  // of the flattened array
+    items.push_back({"fmn", "np.argmin(a)", argmin(x)});
     check_all(dir, items);
   }
 }
@@ -147,5 +148,16 @@ TEST_CASE("argmax errors name the axis") {
                          tessera::Error);
   REQUIRE_THROWS_WITH_AS(argmin(zeros({3, 0}, 2), 1), "argmin: axis 1 has no elements (shape (3, 0))", tessera::Error);
   REQUIRE_THROWS_WITH_AS(argmax(zeros({3}, 2), 0, 1), "argmax: split_every must be at least 2, found 1",
+                         tessera::Error);
+}
+
+TEST_CASE("argmax of the flattened array: ties across blocks keep the first position; no elements is an error") {
+  // 7 is in block (0, 0) at flat 4 and in block (0, 1) at flat 3: the blocks'
+  // order is not the flattened order, the positions decide.
+  const Array x = from_ndarray(NDArray::from_vector<int32_t>({0, 1, 2, 7, 7, 5, 6, 1}, {2, 4}), Chunks({{2}, {3, 1}}));
+  CHECK(argmax(x).compute().at<int64_t>({}) == 3);
+  CHECK(argmin(x).compute().at<int64_t>({}) == 0);
+  CHECK(argmax(x).ndim() == 0);
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3, 0}, 2)), "argmax: the array has no elements (shape (3, 0))",
                          tessera::Error);
 }

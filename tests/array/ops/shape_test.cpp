@@ -19,12 +19,7 @@
 #include "tessera/graph/error.hpp"
 
 using namespace tessera::array;
-using tessera::array::testing::case_text;
-using tessera::array::testing::check_all;
-using tessera::array::testing::Expected;
-using tessera::array::testing::prepare;
-using tessera::array::testing::random_sizes;
-using tessera::array::testing::TempDir;
+using namespace tessera::array::testing;
 
 TEST_CASE("transpose, moveaxis, swapaxes, squeeze and expand_dims equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(17);

@@ -240,8 +240,17 @@ TEST_CASE("shuffle: a scratch directory that cannot be written fails the run wit
 }
 
 TEST_CASE("plan_steps: automatic picks shuffle for all-to-all graphs and tasks otherwise") {
+  // Rows of 64 to columns of 16: each shard writes 64 x 16 x 8 contiguous bytes.
+  const ad::StepInput wide{"x", Chunks({std::vector<int64_t>(32, 64), {512}}), DType::float64()};
+  auto steps = ad::plan_steps(wide, Chunks({{2048}, std::vector<int64_t>(32, 16)}), {});
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].method == RechunkMethod::shuffle);
+  // The same all-to-all with 4 x 4 shards (128-byte runs, a page shared by 32
+  // shards) goes by tasks, as does a shuffle kept in memory only when asked.
   const ad::StepInput rows{"x", Chunks({std::vector<int64_t>(32, 4), {128}}), DType::float64()};
-  auto steps = ad::plan_steps(rows, Chunks({{128}, std::vector<int64_t>(32, 4)}), {});
+  steps = ad::plan_steps(rows, Chunks({{128}, std::vector<int64_t>(32, 4)}), {});
+  CHECK(steps.back().method == RechunkMethod::tasks);
+  steps = ad::plan_steps(rows, Chunks({{128}, std::vector<int64_t>(32, 4)}), {.disk = false});
   REQUIRE(steps.size() == 1);
   CHECK(steps[0].method == RechunkMethod::shuffle);
   steps = ad::plan_steps(rows, Chunks({std::vector<int64_t>(16, 8), {128}}), {});

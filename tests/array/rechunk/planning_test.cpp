@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "array/rechunk/test_util.hpp"
+#include "tessera/array/ops/creation.hpp"
 #include "tessera/array/rechunk/plan.hpp"
+#include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
 #include "python_peer.hpp"
 
@@ -169,4 +171,24 @@ TEST_CASE("peer: plans, maps and helpers equal dask's on random cases" *
     CHECK(nlohmann::json(array::detail::divide_to_width(sizes[i].first, sizes[i].second)) == answer["divide"][i]);
     CHECK(nlohmann::json(array::detail::merge_to_number(sizes[i].first, sizes[i].second)) == answer["merge"][i]);
   }
+}
+
+TEST_CASE("a shard's mean contiguous run: rows to columns writes whole column rows, cubes to slices short rows") {
+  // (4, 128) rows to (128, 4) columns: a shard is 4 rows x 4 columns of a
+  // column block 4 wide, so its rows follow each other: 4 x 4 x 8 bytes.
+  CHECK(mean_shard_run_bytes(regular({{4, 32}, {128, 1}}), regular({{128, 1}, {4, 32}}), 8) == 128);
+  // 32^3 cubes to (1, 512, 1024) slices: 32 elements of a 1024-element row.
+  CHECK(mean_shard_run_bytes(regular({{32, 4}, {32, 16}, {32, 32}}), regular({{1, 128}, {512, 1}, {1024, 1}}), 2) ==
+        64);
+  // Rows to rows (no axis split): the whole block.
+  CHECK(mean_shard_run_bytes(regular({{10, 10}}), regular({{20, 5}}), 4) == 40);
+}
+
+TEST_CASE("rechunk's automatic choice takes tasks over the disk shuffle when shards are shorter than a page") {
+  // Both are all-to-all by dask's rule. 32^3 cubes to whole slices write
+  // 64-byte runs: tasks. Rows to 16-wide columns write 43 KiB runs: shuffle.
+  const Array cubes = zeros({128, 512, 1024}, {32, 32, 32}, DType::int16());
+  CHECK(rechunk(cubes, {1, 512, 1024}).name().rfind("rechunk-merge-", 0) == 0);
+  const Array rows = zeros({32768, 4096}, {341, 4096});
+  CHECK(rechunk(rows, {32768, 16}).name().rfind("rechunk-shuffle-", 0) == 0);
 }

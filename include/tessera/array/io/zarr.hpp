@@ -85,10 +85,16 @@ struct Format {
   std::string codec = "none";
   //! v3 only: shard the chunks into inner chunks of this shape (each must divide the chunk).
   Shape inner_chunks = {};
+  //! v2 only: filters applied before the compressor, in order: "delta[:ASTYPE]",
+  //! "fixedscaleoffset:OFFSET:SCALE[:ASTYPE]" (ASTYPE a numpy type string such as "<i2").
+  std::vector<std::string> filters = {};
 };
 
 class Store {
  public:
+  //! Raw chunks of at least this many bytes are mapped by read_chunk; smaller ones are read.
+  static constexpr size_t kMapChunkBytes = size_t{1} << 20;
+
   Store(std::string path, Metadata metadata, Access access);
 
   //! The store's directory.
@@ -117,7 +123,14 @@ class Store {
   //! decoded chunk otherwise, or a new array of the fill value when the chunk has
   //! no file. StorageError naming the chunk and the file when its bytes do not
   //! decode (or a raw file has the wrong size); ChunkError for a block index out of range.
+  //! Small raw chunks (under kMapChunkBytes) are read into fresh memory instead:
+  //! mapping one costs more than reading it.
   NDArray read_chunk(const std::vector<int64_t>& block) const;
+  //! Writes the block's elements into `out` (the block's shape and the store's
+  //! dtype, writable, any strides; Error otherwise), decoding straight into it
+  //! where the stored layout allows: how `compute()` reads a store into one array.
+  //! Errors as read_chunk.
+  void read_into(const std::vector<int64_t>& block, const NDArray& out) const;
   //! Raw stores only: creates the chunk's file (replacing any), full-size and
   //! filled with the fill value, and returns a writable view of the block's
   //! elements in it, so a store task writes the block straight into the file.
@@ -128,6 +141,8 @@ class Store {
   void write_chunk(const std::vector<int64_t>& block, const NDArray& data) const;
 
  private:
+  //! Decodes the block's chunk file into `chunk` (the full chunk shape); false when it has no file.
+  bool decode_file(const std::vector<int64_t>& block, const NDArray& chunk) const;
   NDArray full_chunk(Buffer bytes) const;
   NDArray view_of(const std::vector<int64_t>& block, Buffer bytes) const;
   bool fill_is_zero() const;

@@ -1,11 +1,11 @@
-// tessera/array/ops/logic.hpp — comparisons, `where`, `isnan`, `any`, `all`, and
-// the NaN-skipping sum and mean.
+// tessera/array/ops/logic.hpp — comparisons, `where`, `isnan`, `any`, `all`,
+// argmax/argmin, and the NaN-skipping sum, mean, min and max.
 //
 // Comparisons give bool arrays, element by element with numpy's broadcasting
 // (broadcast.hpp); operands are compared in their promoted dtype, complex
 // numbers by real part first, as numpy orders them. `where(cond, a, b)` takes a
 // from a where cond is true (nonzero), b elsewhere, all three broadcast. `any`,
-// `all`, `nansum` and `nanmean` are built from these and the tree reductions
+// `all`, `nansum`, `nanmean`, `nanmin` and `nanmax` are built from these and the tree reductions
 // (reductions.hpp), so they take the same ReduceOptions.
 //
 // @code
@@ -72,8 +72,19 @@ Array all(const Array& x, const ReduceOptions& options = {});
 Array argmax(const Array& x, int axis, int split_every = 8);
 //! The position along `axis` of the smallest element (see argmax).
 Array argmin(const Array& x, int axis, int split_every = 8);
+//! The position of the largest element in the C-order flattened array, as a 0-d
+//! int64 array (numpy's `argmax(a)`): the first on ties, the first NaN when there
+//! is one. Error for an array without elements.
+Array argmax(const Array& x);
+//! The flattened position of the smallest element (see argmax(x)).
+Array argmin(const Array& x);
 //! The sum with NaNs counted as zero.
 Array nansum(const Array& x, const ReduceOptions& options = {});
+//! The largest element that is not NaN (NaN where there are none, as numpy
+//! gives with a warning); max for integers and bools.
+Array nanmax(const Array& x, const ReduceOptions& options = {});
+//! The smallest element that is not NaN (see nanmax).
+Array nanmin(const Array& x, const ReduceOptions& options = {});
 //! The mean of the elements that are not NaN (NaN where there are none).
 Array nanmean(const Array& x, const ReduceOptions& options = {});
 

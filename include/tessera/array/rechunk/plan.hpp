@@ -161,6 +161,12 @@ enum class RechunkMethod {
 RechunkMethod choose_rechunk_method(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks,
                                     double threshold = kDefaultRechunkThreshold);
 
+//! Bytes a shard of the rechunk writes in one contiguous run of its new block,
+//! on average: the pieces' mean widths multiplied from the last axis, up to and
+//! including the first axis where pieces are narrower than their new blocks.
+//! The disk shuffle avoids runs shorter than a page (see tasks.cpp's plan_steps).
+int64_t mean_shard_run_bytes(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks, int64_t itemsize);
+
 //! How `rechunk` (rechunk.hpp) moves data.
 struct RechunkOptions {
   RechunkMethod method = RechunkMethod::automatic;

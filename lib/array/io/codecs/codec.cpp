@@ -119,11 +119,24 @@ CodecPtr from_spec(const std::string& spec, DType dtype) {
   if (spec == "none") return nullptr;
   std::vector<std::string> parts = absl::StrSplit(spec, ':');
   const CodecType* t = find_type(parts[0]);
-  if (t == nullptr || t->from_spec == nullptr) {
-    throw std::invalid_argument(absl::StrCat("unknown codec '", spec, "'; expected ", spec_help()));
+  if (t == nullptr || t->from_spec == nullptr || t->filter) {
+    throw std::invalid_argument(absl::StrCat(t != nullptr && t->filter ? "codec '" : "unknown codec '", spec,
+                                             t != nullptr && t->filter ? "' is a filter, not a compressor" : "",
+                                             "'; expected ", spec_help()));
   }
   parts.erase(parts.begin());
   return t->from_spec(parts, Context{dtype, "--codec"});
+}
+
+CodecPtr filter_from_spec(const std::string& spec, DType dtype) {
+  std::vector<std::string> parts = absl::StrSplit(spec, ':');
+  const CodecType* t = find_type(parts[0]);
+  if (t == nullptr || !t->filter || t->from_spec == nullptr) {
+    throw std::invalid_argument(absl::StrCat("unknown filter '", spec,
+                                             "'; expected delta[:ASTYPE] or fixedscaleoffset:OFFSET:SCALE[:ASTYPE]"));
+  }
+  parts.erase(parts.begin());
+  return t->from_spec(parts, Context{dtype, "filters"});
 }
 
 std::string spec_help() {

@@ -73,6 +73,8 @@ struct CodecType {
   CodecPtr (*from_v3)(const nlohmann::json& configuration, const Context& context);
   //! `args` are the spec's fields after the name ("zstd:3" -> {"3"}).
   CodecPtr (*from_spec)(const std::vector<std::string>& args, const Context& context);
+  //! A zarr v2 filter (delta, fixedscaleoffset): written in `filters`, not as the compressor.
+  bool filter = false;
 };
 
 //! The codec of a v2 `compressor` or `filters` entry. StorageError naming the
@@ -85,6 +87,10 @@ CodecPtr from_v3(const nlohmann::json& entry, const Context& context);
 CodecPtr from_spec(const std::string& spec, DType dtype);
 //! The spec grammar, for usage texts.
 std::string spec_help();
+//! A zarr v2 filter from a spec: "delta[:ASTYPE]" or "fixedscaleoffset:OFFSET:SCALE[:ASTYPE]"
+//! (ASTYPE a numpy type string, e.g. "<i2"; the filters compute in `dtype`).
+//! std::invalid_argument with what is accepted otherwise.
+CodecPtr filter_from_spec(const std::string& spec, DType dtype);
 
 // Helpers for the codec files: a configuration's fields, checked, with the codec
 // and the metadata path in the error.

@@ -81,8 +81,13 @@ CodecPtr v2(const json& c, const Context& context) {
   return std::make_shared<Delta>(dtype, detail::numeric_dtype(c, "astype", dtype, "delta", context));
 }
 
+CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
+  if (args.size() > 1) throw std::invalid_argument("codec delta: expected delta or delta:ASTYPE");
+  return std::make_shared<Delta>(context.dtype, detail::spec_dtype(args, 0, context.dtype, "delta"));
+}
+
 }  // namespace
 
-const CodecType kDelta = {"delta", &v2, nullptr, nullptr};
+const CodecType kDelta = {"delta", &v2, nullptr, &spec, true};
 
 }  // namespace tessera::array::codec

@@ -30,4 +30,21 @@ size_t element_count(Bytes in, DType from, MutableBytes out, DType to, const cha
   return n;
 }
 
+DType spec_dtype(const std::vector<std::string>& args, size_t i, DType fallback, const char* codec) {
+  if (i >= args.size()) return fallback;
+  bool big_endian = false;
+  DType d;
+  try {
+    d = DType::parse(args[i], &big_endian);
+  } catch (const Error&) {
+    throw std::invalid_argument(absl::StrCat("codec ", codec, ": expected a numpy type such as <i2 or <f8, found '",
+                                             args[i], "'"));
+  }
+  if (big_endian || d == DType::bool_() || d.kind() == 'c') {
+    throw std::invalid_argument(absl::StrCat("codec ", codec, ": expected a little-endian integer or float type, found '",
+                                             args[i], "'"));
+  }
+  return d;
+}
+
 }  // namespace tessera::array::codec::detail

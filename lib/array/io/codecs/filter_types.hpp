@@ -41,6 +41,11 @@ void put(std::byte* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+//! A spec's element type argument (`args[i]`, a numpy type string such as "<i2",
+//! numeric and little-endian), or `fallback` when absent; std::invalid_argument
+//! naming the codec otherwise.
+DType spec_dtype(const std::vector<std::string>& args, size_t i, DType fallback, const char* codec);
+
 //! The element count of `in` bytes of `from` elements writing to `out` bytes of `to`
 //! elements; CodecError unless `in` is whole elements and `out` has room.
 size_t element_count(Bytes in, DType from, MutableBytes out, DType to, const char* codec);

@@ -3,7 +3,9 @@
 // around); decoding gives x = stored / scale + offset in `dtype`.
 #include <cmath>
 
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 
 #include "array/io/codecs/filter_types.hpp"
 
@@ -81,8 +83,21 @@ CodecPtr v2(const json& c, const Context& context) {
                                             detail::numeric_dtype(c, "astype", dtype, "fixedscaleoffset", context));
 }
 
+CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
+  constexpr const char* kForm = "codec fixedscaleoffset: expected fixedscaleoffset:OFFSET:SCALE[:ASTYPE]";
+  if (args.size() < 2 || args.size() > 3) throw std::invalid_argument(kForm);
+  double offset = 0, scale = 0;
+  if (!absl::SimpleAtod(args[0], &offset) || !absl::SimpleAtod(args[1], &scale) || scale == 0 ||
+      !std::isfinite(scale) || !std::isfinite(offset)) {
+    throw std::invalid_argument(absl::StrCat(kForm, " with finite numbers and a non-zero SCALE, found '",
+                                             absl::StrJoin(args, ":"), "'"));
+  }
+  return std::make_shared<FixedScaleOffset>(offset, scale, context.dtype,
+                                            detail::spec_dtype(args, 2, context.dtype, "fixedscaleoffset"));
+}
+
 }  // namespace
 
-const CodecType kFixedScaleOffset = {"fixedscaleoffset", &v2, nullptr, nullptr};
+const CodecType kFixedScaleOffset = {"fixedscaleoffset", &v2, nullptr, &spec, true};
 
 }  // namespace tessera::array::codec
