@@ -118,7 +118,7 @@ class Run final : public RunState {
   Pop complete_limited(Worker& w, uint32_t task, Value result, uint32_t& next, Io& io);
   void settle_locked(uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io);
   Pop step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io);
-  Pop pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io);
+  Pop pop_limited(Lock& lk, uint32_t& next, Io& io);
   void prepare_budget();
   void switch_to_budget();
   void push_ready_locked(uint32_t task);

@@ -87,7 +87,7 @@ void Run::work_limited(Worker& w) noexcept {
   Pop p;
   {
     Lock lk(lock_);
-    p = pop_limited(lk, w, task, io);
+    p = pop_limited(lk, task, io);
   }
   for (;;) {
     if (p == Pop::over) {
@@ -98,7 +98,7 @@ void Run::work_limited(Worker& w) noexcept {
     if (p == Pop::io) {
       Lock lk(lock_);
       --io_busy_;
-      p = pop_limited(lk, w, task, io);
+      p = pop_limited(lk, task, io);
       continue;
     }
     if (task_hooks_ && !call_pretask(task, w.id)) return;
@@ -192,12 +192,12 @@ Run::Pop Run::step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io) {
     }
   }
   w.ready.clear();
-  return pop_limited(lk, w, next, io);
+  return pop_limited(lk, next, io);
 }
 
 // With lock_ held: the next task (its inputs pinned, those on disk to reload in
 // `io`), or io to do first (victims chosen, no task fits yet), or the end.
-Run::Pop Run::pop_limited(Lock& lk, Worker& w, uint32_t& next, Io& io) {
+Run::Pop Run::pop_limited(Lock& lk, uint32_t& next, Io& io) {
   for (;;) {
     if (stopping_.load(std::memory_order_relaxed) || done_) return Pop::over;
     if (options_.cancel.cancelled()) {
