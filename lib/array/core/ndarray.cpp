@@ -146,6 +146,17 @@ NDArray::NDArray(Buffer buffer, DType dtype, Shape shape, Strides strides, int64
   }
 }
 
+std::pair<int64_t, int64_t> NDArray::byte_span() const {
+  if (size() == 0) return {offset_, offset_};
+  int64_t first = offset_;
+  int64_t last = offset_;
+  for (size_t a = 0; a < shape_.size(); ++a) {
+    const int64_t reach = (shape_[a] - 1) * strides_[a];  // checked to fit when the view was made
+    (reach < 0 ? first : last) += reach;
+  }
+  return {first, last + static_cast<int64_t>(dtype_.itemsize())};
+}
+
 Strides NDArray::c_strides(const Shape& shape, size_t itemsize) {
   Strides s(shape.size());
   int64_t step = static_cast<int64_t>(itemsize);

@@ -5,7 +5,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
 
 #include <absl/strings/str_cat.h>
 
@@ -102,19 +101,6 @@ class SharedMapping {
   std::shared_ptr<MappedFile> file_;
 };
 
-// The bytes [first, end) of its buffer that `view`'s elements occupy (none,
-// at its offset, for an empty view).
-std::pair<int64_t, int64_t> byte_span(const NDArray& view) {
-  if (view.size() == 0) return {view.offset(), view.offset()};
-  int64_t first = view.offset();
-  int64_t last = view.offset();
-  for (size_t a = 0; a < view.ndim(); ++a) {
-    const int64_t reach = (view.shape()[a] - 1) * view.strides()[a];
-    (reach < 0 ? first : last) += reach;
-  }
-  return {first, last + static_cast<int64_t>(view.dtype().itemsize())};
-}
-
 // Block `region` of the .npy file whose header is `h`, a view of the mapping.
 NDArray npy_block(SharedMapping& mapping, const npy::Header& h, const std::vector<Slice>& region) {
   std::shared_ptr<MappedFile> file = mapping.get();
@@ -133,7 +119,7 @@ NDArray npy_block(SharedMapping& mapping, const npy::Header& h, const std::vecto
   const Buffer unowned(std::shared_ptr<std::byte>(std::shared_ptr<void>(), file->data() + h.data_offset), nbytes,
                        false);
   const NDArray place = NDArray(unowned, h.dtype, h.shape, std::move(strides), 0).slice(region);
-  const auto [first, end] = byte_span(place);
+  const auto [first, end] = place.byte_span();
   NDArray block(file->region(h.data_offset + static_cast<size_t>(first), static_cast<size_t>(end - first)), h.dtype,
                 place.shape(), place.strides(), place.offset() - first);
   return h.big_endian ? npy::to_native(block) : block;  // big-endian: a swapped copy

@@ -11,6 +11,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/block.hpp"
+#include "array/rechunk/blocks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
@@ -223,11 +224,7 @@ Array map_overlap(std::function<NDArray(const NDArray&)> kernel, const Array& x,
       key.push_back(static_cast<int64_t>(pieces.items.size()));
       const Key piece(halo, key);
       layer.put(piece, Task(fn("getitem", [](const NDArray& b, const std::vector<int64_t>& s,
-                                             const std::vector<int64_t>& n) {
-                              std::vector<Slice> box;
-                              for (size_t k = 0; k < s.size(); ++k) box.push_back(Slice{s[k], s[k] + n[k]});
-                              return b.slice(box);
-                            }),
+                                             const std::vector<int64_t>& n) { return detail::box_view(b, s, n); }),
                             ref(in.block_key(block)), std::move(start), std::move(shape)));
       pieces.items.emplace_back(ref(piece));
     });

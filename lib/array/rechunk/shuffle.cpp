@@ -195,13 +195,6 @@ NDArray region_view(const ShuffleContext& c, const Scratch& s, absl::Span<const 
                  0);
 }
 
-// Bytes from a view's first element to its last, inclusive.
-size_t extent_bytes(const NDArray& a) {
-  int64_t last = static_cast<int64_t>(a.dtype().itemsize());
-  for (size_t k = 0; k < a.ndim(); ++k) last += (a.shape()[k] - 1) * a.strides()[k];
-  return static_cast<size_t>(last);
-}
-
 // Writes every shard of old block `in` that partial `p` needs. Returns the
 // bytes written.
 int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block, absl::Span<const int64_t> p,
@@ -217,7 +210,10 @@ int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block
   for_each_shard(c.maps, c.feeds, in, begin, end, [&](const Shard& shard) {
     const NDArray target = box_view(region_view(c, s, p, shard.new_block), shard.target_start, shard.shape);
     target.assign(box_view(block, shard.source_start, shard.shape));
-    if (s.region->on_disk) release_pages(target.data(), extent_bytes(target));
+    if (s.region->on_disk) {
+      const auto [first, end] = target.byte_span();
+      release_pages(target.buffer().data() + first, static_cast<size_t>(end - first));
+    }
     written += static_cast<int64_t>(target.nbytes());
   });
   return written;

@@ -38,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tessera/array/core/chunks.hpp"
@@ -155,6 +156,9 @@ class NDArray {
     check_access(dtype_of<T>, std::is_const_v<T>);
     return reinterpret_cast<T*>(data());
   }
+  //! The bytes [first, end) of the buffer that the elements occupy, from the
+  //! buffer's start ({offset, offset} when there are none).
+  std::pair<int64_t, int64_t> byte_span() const;
   //! Address of one element; throws Error for the wrong number of indices or one
   //! out of range (negative indices count from the end).
   std::byte* element(const std::vector<int64_t>& index) const;
