@@ -146,7 +146,7 @@ std::optional<Metadata> consolidated(const fs::path& array) {
     const fs::path meta = root / ".zmetadata";
     if (path_exists(meta)) {
       const std::string text = detail::read_text(meta.string());
-      json all = json::parse(text, nullptr, false);
+      const json all = detail::parse_document(text, meta.string());
       const std::string key = rel + "/.zarray";
       if (all.is_object() && all.contains("metadata") && all["metadata"].is_object() && all["metadata"].contains(key)) {
         return parse_metadata(all["metadata"][key].dump(), absl::StrCat(meta.string(), " (", key, ")"));
@@ -342,7 +342,9 @@ void Store::write_chunk(const std::vector<int64_t>& block, const NDArray& data) 
   write_bytes(file_path, encoded.bytes());
 }
 
-Store open(const std::string& path, Access access) {
+namespace {
+
+Store open_node(const std::string& path, Access access) {
   const fs::path dir(path);
   if (path_exists(dir / ".zarray")) {
     const std::string meta_path = (dir / ".zarray").string();
@@ -352,7 +354,7 @@ Store open(const std::string& path, Access access) {
     const std::string meta_path = (dir / "zarr.json").string();
     const std::string text = detail::read_text(meta_path);
     json probe = json::parse(text, nullptr, false);
-    if (probe.is_object() && probe.value("node_type", "") == "group") not_an_array(path);
+    if (detail::string_at(probe, "node_type") == "group") not_an_array(path);
     return Store(path, parse_metadata_v3(text, meta_path), access);
   }
   if (is_group(path)) not_an_array(path);
@@ -360,6 +362,18 @@ Store open(const std::string& path, Access access) {
     return Store(path, std::move(*m), access);
   }
   not_an_array(path);
+}
+
+}  // namespace
+
+Store open(const std::string& path, Access access) {
+  try {
+    return open_node(path, access);
+  } catch (const json::exception& e) {
+    // Every field is checked before it is read; this is the net for one that
+    // is not, so that hostile metadata still gets an error naming the store.
+    throw StorageError(path, absl::StrCat("bad zarr metadata: ", e.what()));
+  }
 }
 
 Store create(const std::string& path, DType dtype, const Shape& shape, const Shape& chunk_shape,

@@ -26,7 +26,7 @@ int node_kind(const fs::path& dir, bool* group) {
   if (fs::exists(dir / "zarr.json", ec)) {
     json meta = json::parse(detail::read_text((dir / "zarr.json").string()), nullptr, false);
     if (!meta.is_object()) return 0;
-    *group = meta.value("node_type", "") == "group";
+    *group = detail::string_at(meta, "node_type") == "group";
     return 3;
   }
   return 0;

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <absl/strings/str_cat.h>
 
@@ -56,6 +58,27 @@ std::string quote(const json& v) {
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
   throw StorageError(path, absl::StrCat("bad zarr metadata: ", what));
+}
+
+json parse_document(const std::string& text, const std::string& path) {
+  constexpr size_t kMaxDepth = 32;
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) bad(path, "expected JSON, found text that does not parse");
+  std::vector<std::pair<const json*, size_t>> todo{{&doc, 1}};
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (!v->is_structured()) continue;
+    if (depth > kMaxDepth) bad(path, absl::StrCat("expected JSON nested at most ", kMaxDepth, " deep, found deeper"));
+    for (const json& e : *v) todo.emplace_back(&e, depth + 1);
+  }
+  return doc;
+}
+
+std::string string_at(const json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 const json& field(const json& meta, const char* key, const std::string& path) {

@@ -17,6 +17,12 @@ namespace tessera::array::zarr::detail {
 using nlohmann::json;
 
 [[noreturn]] void bad(const std::string& path, const std::string& what);
+//! A metadata document: JSON nested at most 32 deep (deeper is refused, before
+//! anything walks it recursively).
+json parse_document(const std::string& text, const std::string& path);
+//! The string at `key` of `obj`, or "" when `obj` is not an object or the key
+//! is absent or holds something else (json::value would throw a type_error).
+std::string string_at(const json& obj, const char* key);
 const json& field(const json& meta, const char* key, const std::string& path);
 Shape int_list(const json& v, const char* key, bool positive, const std::string& path);
 //! A short form of `v` for messages.

@@ -15,8 +15,7 @@ using detail::field;
 using detail::json;
 
 Metadata parse_metadata(const std::string& text, const std::string& path) {
-  json meta = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (meta.is_discarded()) bad(path, "expected JSON, found text that does not parse");
+  const json meta = detail::parse_document(text, path);
   if (!meta.is_object()) bad(path, absl::StrCat("expected a JSON object, found ", detail::quote(meta)));
   const json& format = field(meta, "zarr_format", path);
   if (format != 2) bad(path, absl::StrCat("expected zarr_format 2, found ", detail::quote(format)));

@@ -182,8 +182,7 @@ std::string format_v3(const Metadata& m) {
 }  // namespace detail
 
 Metadata parse_metadata_v3(const std::string& text, const std::string& path) {
-  json meta = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (meta.is_discarded()) bad(path, "expected JSON, found text that does not parse");
+  const json meta = detail::parse_document(text, path);
   if (!meta.is_object()) bad(path, absl::StrCat("expected a JSON object, found ", detail::quote(meta)));
   const json& format = field(meta, "zarr_format", path);
   if (format != 3) bad(path, absl::StrCat("expected zarr_format 3, found ", detail::quote(format)));
@@ -204,7 +203,7 @@ Metadata parse_metadata_v3(const std::string& text, const std::string& path) {
   }
   m.shape = detail::int_list(field(meta, "shape", path), "shape", false, path);
   const json& grid = field(meta, "chunk_grid", path);
-  if (!grid.is_object() || grid.value("name", "") != "regular") {
+  if (!grid.is_object() || detail::string_at(grid, "name") != "regular") {
     bad(path, absl::StrCat("expected a \"regular\" chunk_grid, found ", detail::quote(grid)));
   }
   m.chunk_shape = detail::int_list(field(configuration(grid), "chunk_shape", path), "chunk_shape", true, path);
@@ -214,7 +213,7 @@ Metadata parse_metadata_v3(const std::string& text, const std::string& path) {
   }
   detail::check_sizes(m.shape, m.chunk_shape, m.dtype, path);
   if (auto keys = meta.find("chunk_key_encoding"); keys != meta.end()) {
-    const std::string name = keys->is_object() ? keys->value("name", "") : "";
+    const std::string name = detail::string_at(*keys, "name");
     if (name != "default" && name != "v2") {
       bad(path, absl::StrCat("expected chunk_key_encoding \"default\" or \"v2\", found ", detail::quote(*keys)));
     }

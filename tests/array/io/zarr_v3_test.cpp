@@ -221,6 +221,28 @@ json.dump(m, open(f'{d}/unknown/zarr.json', 'w'))
                          StorageError);
 }
 
+TEST_CASE("zarr v3: metadata whose fields have the wrong JSON type, or that nests too deep, is refused with the path") {
+  TempDir dir;
+  const std::string good = R"("zarr_format": 3, "shape": [4], "data_type": "int32", "fill_value": 0, "codecs": [{"name": "bytes"}])";
+  const auto refused = [&](const std::string& name, const std::string& body, const std::string& expected) {
+    std::filesystem::create_directories(dir / name);
+    write_bytes(dir / (name + "/zarr.json"), body);
+    CAPTURE(body);
+    REQUIRE_THROWS_WITH_AS(zarr::open(dir / name),
+                           doctest::Contains((dir / (name + "/zarr.json") + ": bad zarr metadata: " + expected).c_str()),
+                           StorageError);
+  };
+  // A found fuzzer input had a number where a name belongs: json::value threw a type_error.
+  refused("node", R"({"zarr_format": 3, "node_type": 5})", "expected node_type \"array\", found 5");
+  const std::string array = good + R"(, "node_type": "array")";
+  refused("grid", "{" + array + R"(, "chunk_grid": {"name": 7}})", "expected a \"regular\" chunk_grid, found {\"name\":7}");
+  refused("keys",
+          "{" + array + R"(, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}, "chunk_key_encoding": {"name": 1}})",
+          "expected chunk_key_encoding \"default\" or \"v2\", found {\"name\":1}");
+  refused("deep", "{" + array + R"(, "attributes": )" + std::string(100000, '[') + std::string(100000, ']') + "}",
+          "expected JSON nested at most 32 deep, found deeper");
+}
+
 TEST_CASE("zarr v3: zarrita writes plain, zstd, blosc, transposed and big-endian arrays; tessera reads them") {
   TempDir dir;
   const auto out = run_zarrita(dir, R"(
