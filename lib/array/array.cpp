@@ -67,6 +67,14 @@ void add_names(const Layer& layer,
 
 }  // namespace
 
+std::vector<Slice> block_region(const Chunks& chunks, absl::Span<const int64_t> index) {
+  const std::vector<int64_t> block(index.begin(), index.end());
+  const Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
+  std::vector<Slice> region;
+  for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
+  return region;
+}
+
 const NDArray& block_value(const Value& v, const std::string& what) {
   if (!v.is<NDArray>()) {
     throw TypeError(absl::StrCat(what, ": expected an NDArray block, found a value of type ",

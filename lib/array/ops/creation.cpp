@@ -18,15 +18,6 @@
 namespace tessera::array {
 namespace {
 
-// The region of block `idx` of `chunks`, as slices.
-std::vector<Slice> block_region(const Chunks& chunks, absl::Span<const int64_t> idx) {
-  std::vector<int64_t> block(idx.begin(), idx.end());
-  Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
-  std::vector<Slice> region;
-  for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
-  return region;
-}
-
 // A layer with one task per block, `make(block index)` giving each task.
 template <class F>
 Graph block_layer(const std::string& name, const Chunks& chunks, F&& make) {

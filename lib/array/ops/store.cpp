@@ -43,15 +43,6 @@ void store_zarr(const Array& x, const std::string& tmp, const std::string& name,
       options.compute);
 }
 
-// The region of `target` that holds block `index` of `chunks`.
-NDArray block_region_of(const NDArray& target, const Chunks& chunks, absl::Span<const int64_t> index) {
-  const std::vector<int64_t> block(index.begin(), index.end());
-  const Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
-  std::vector<Slice> region;
-  for (size_t k = 0; k < block.size(); ++k) region.push_back(Slice{offset[k], offset[k] + shape[k], 1});
-  return target.slice(region);
-}
-
 // The fill of the layer that makes x's blocks, when it has one.
 const BlockFill* block_fill(const Array& x) {
   for (const auto& l : x.layers()) {
@@ -88,7 +79,7 @@ void fill_into(const Array& x, const BlockFill& fill, const NDArray& target, con
     auto f = [shared, fill, target, chunks = x.chunks(), first, last] {
       int64_t bytes = 0;
       for (int64_t i = first; i < last; ++i) {
-        const NDArray place = block_region_of(target, chunks, (*shared)[static_cast<size_t>(i)]);
+        const NDArray place = target.slice(block_region(chunks, (*shared)[static_cast<size_t>(i)]));
         fill((*shared)[static_cast<size_t>(i)], place);
         bytes += static_cast<int64_t>(place.nbytes());
       }
@@ -129,7 +120,7 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
   write_blocks(
       x, name,
       [target, chunks](const std::vector<int64_t>& block, const NDArray& b) {
-        block_region_of(target, chunks, block).assign(b);
+        target.slice(block_region(chunks, block)).assign(b);
       },
       options);
 }
