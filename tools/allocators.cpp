@@ -1,6 +1,12 @@
 #include "allocators.hpp"
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 
 #include <oneapi/tbb/scalable_allocator.h>
 
@@ -11,6 +17,36 @@ void bound_allocators(int64_t budget) {
   // is its own mapping, unmapped when freed.
   ::mallopt(M_MMAP_THRESHOLD, 256 << 10);
   scalable_allocation_mode(TBBMALLOC_SET_SOFT_HEAP_LIMIT, static_cast<intptr_t>(budget));
+}
+
+void heap_in_huge_pages(uint64_t expected) {
+#if defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  // At most half the machine's memory of address space, so that the one large
+  // extension of the heap below never fails for its size.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;
+  const uint64_t reserve = std::min<uint64_t>(expected, uint64_t(pages) * uint64_t(page) / 2);
+  // Blocks of any size come from the heap (glibc would map each large one on
+  // its own, in small pages, and unmap it when freed), and the heap is never
+  // trimmed: what this reserves stays reserved.
+  ::mallopt(M_MMAP_MAX, 0);
+  ::mallopt(M_TRIM_THRESHOLD, INT32_MAX);
+  // The next extension of the heap takes `reserve` at once...
+  ::mallopt(M_TOP_PAD, static_cast<int>(std::min<uint64_t>(reserve, INT32_MAX)));
+  const auto before = reinterpret_cast<uintptr_t>(::sbrk(0));
+  // More than the heap has free, so that it extends; volatile, or the compiler
+  // drops the pair of calls.
+  void* volatile grow = std::malloc(size_t{1} << 20);
+  std::free(grow);
+  ::mallopt(M_TOP_PAD, 128 << 10);  // glibc's default again for any later extension
+  const auto after = reinterpret_cast<uintptr_t>(::sbrk(0));
+  // ...and the part of it on whole huge pages is mapped in huge pages.
+  const uintptr_t from = (before + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+#else
+  (void)expected;
+#endif
 }
 
 }  // namespace tessera::tool

@@ -19,4 +19,15 @@ namespace tessera::tool {
 //! Keeps the allocators' retained memory within `budget` bytes (see above).
 void bound_allocators(int64_t budget);
 
+//! The opposite need: a command that builds a large graph and then runs it
+//! without a budget (`tessera graph run` on a 200,000-task file allocates
+//! about 120 MiB in small blocks) spends as much CPU on the kernel's page faults
+//! as on its own work when the heap is mapped 4 KiB at a time. This reserves
+//! `expected` bytes of glibc's heap up front as transparent huge pages
+//! (madvise, which the kernel honours in its default `madvise` mode) and keeps
+//! large blocks in that heap, so it is mapped 2 MiB at a time; the reservation
+//! is address space only, pages become resident as they are used. A no-op where
+//! the kernel or the allocator does not allow it.
+void heap_in_huge_pages(uint64_t expected);
+
 }  // namespace tessera::tool
