@@ -24,6 +24,26 @@ namespace od = simdjson::ondemand;
 // Longest prefix of a value quoted in a message.
 constexpr size_t kQuoteChars = 40;
 
+// Where a value sits in the file, for messages: `tasks[3].deps`. Spelled out
+// only when a message is made; building the text for every key read cost the
+// reader an allocation per key.
+struct Where {
+  static constexpr size_t kNoIndex = SIZE_MAX;
+  const char* part;               // "tasks", "outputs", "reference." ...
+  size_t index = kNoIndex;        // tasks[index]
+  const char* field = "";         // ".key", or the name after "reference."
+  std::string str() const {
+    std::string s = part;
+    if (index != kNoIndex) {
+      s += '[';
+      s += std::to_string(index);
+      s += ']';
+    }
+    return s + field;
+  }
+  Where at(const char* f) const { return {part, index, f}; }
+};
+
 class Reader {
  public:
   explicit Reader(std::string path) : path_(std::move(path)) {}
@@ -127,7 +147,7 @@ class Reader {
     return s;
   }
 
-  uint64_t non_negative(od::value& v, const std::string& where) const {
+  uint64_t non_negative(od::value& v, const Where& where) const {
     const char* at = start_of(v);
     if (type_of(v) == od::json_type::number) {
       od::number_type t{};
@@ -139,7 +159,7 @@ class Reader {
         if (t == od::number_type::unsigned_integer && !v.get_uint64().get(n)) return n;
       }
     }
-    fail(where + ": expected a non-negative integer, found " + quote(at));
+    fail(where.str() + ": expected a non-negative integer, found " + quote(at));
   }
 
   // A key is a string, or an array of a string and indices (a tuple key). Key
@@ -147,11 +167,11 @@ class Reader {
   // or ('getitem-9a', 9.9, 9): their elements up to the last non-integer one are
   // folded into the name, joined by '/' ("cumsum-1f/extra", {0}). Anything
   // nested inside a key is refused, so a key's depth is at most one.
-  Key key(od::value& v, const std::string& where) const {
+  Key key(od::value& v, const Where& where) const {
     const char* at = start_of(v);
     const od::json_type t = type_of(v);
     if (t == od::json_type::string) return Key(string_of(v));
-    auto bad = [&](const char* expected) { fail(where + ": expected " + expected + ", found " + quote(at)); };
+    auto bad = [&](const char* expected) { fail(where.str() + ": expected " + expected + ", found " + quote(at)); };
     if (t != od::json_type::array) bad("a key (a string or [name, i, ...])");
     od::array arr;
     check(v.get_array().get(arr));
@@ -182,11 +202,11 @@ class Reader {
           continue;
         }
         if (nt == od::number_type::unsigned_integer) {
-          fail(where + ": key index " + quote(eat) + " does not fit in a signed 64-bit integer");
+          fail(where.str() + ": key index " + quote(eat) + " does not fit in a signed 64-bit integer");
         }
         piece = quote(eat);  // a float: its text, as dask prints it
       } else {
-        fail(where + ": expected key elements that are strings or numbers, found " + quote(eat));
+        fail(where.str() + ": expected key elements that are strings or numbers, found " + quote(eat));
       }
       // A non-integer element: fold it and every index before it into the name.
       for (int64_t i : index_) name += '/' + std::to_string(i);
@@ -211,50 +231,51 @@ class Reader {
     for (auto element : arr) {
       od::value t;
       check(element.get(t));
-      out.nbytes.push_back(add_task(out.graph, t, "tasks[" + std::to_string(i) + "]"));
+      out.nbytes.push_back(add_task(out.graph, t, Where{"tasks", i}));
       ++i;
     }
   }
 
-  uint64_t add_task(Graph& g, od::value& t, const std::string& where) {
+  uint64_t add_task(Graph& g, od::value& t, const Where& where) {
     const char* at = start_of(t);
-    if (type_of(t) != od::json_type::object) fail(where + ": expected an object, found " + quote(at));
+    if (type_of(t) != od::json_type::object) fail(where.str() + ": expected an object, found " + quote(at));
     od::object obj;
     check(t.get_object().get(obj));
     std::optional<Key> k;
-    std::optional<std::string> func;
+    std::optional<std::string_view> func;  // in the parser's buffer, which outlives the parse
     std::optional<uint64_t> size;
     bool have_deps = false;
-    std::vector<Key> deps;
+    std::vector<Key>& deps = deps_;  // one buffer for all tasks: no allocation per task
+    deps.clear();
     for (auto field : obj) {
       std::string_view name;
       check(field.unescaped_key().get(name));
       od::value v;
       check(field.value().get(v));
       if (name == "key") {
-        k = key(v, where + ".key");
+        k = key(v, where.at(".key"));
       } else if (name == "func") {
-        if (type_of(v) != od::json_type::string) fail(where + ": expected a string \"func\"");
-        func = std::string(string_of(v));
+        if (type_of(v) != od::json_type::string) fail(where.str() + ": expected a string \"func\"");
+        func = string_of(v);
       } else if (name == "nbytes") {
-        size = non_negative(v, where + ".nbytes");
+        size = non_negative(v, where.at(".nbytes"));
       } else if (name == "deps") {
-        if (type_of(v) != od::json_type::array) fail(where + ": expected an array \"deps\"");
+        if (type_of(v) != od::json_type::array) fail(where.str() + ": expected an array \"deps\"");
         od::array arr;
         check(v.get_array().get(arr));
         for (auto d : arr) {
           od::value dv;
           check(d.get(dv));
-          deps.push_back(key(dv, where + ".deps"));
+          deps.push_back(key(dv, where.at(".deps")));
         }
         have_deps = true;
       }
     }
-    if (!k) fail(where + " has no \"key\" field");
-    if (!func) fail(where + " has no \"func\" field");
-    if (!size) fail(where + " has no \"nbytes\" field");
-    if (!have_deps) fail(where + " has no \"deps\" field");
-    if (g.contains(*k)) fail(where + ": the key " + k->str() + " appears twice");
+    if (!k) fail(where.str() + " has no \"key\" field");
+    if (!func) fail(where.str() + " has no \"func\" field");
+    if (!size) fail(where.str() + " has no \"nbytes\" field");
+    if (!have_deps) fail(where.str() + " has no \"deps\" field");
+    if (g.contains(*k)) fail(where.str() + ": the key " + k->str() + " appears twice");
     const uint64_t nbytes = *size;
     // dask exports a key that names another key (an alias) or a list of keys
     // as `literal` with dependencies: the first becomes an alias, the second a
@@ -278,7 +299,8 @@ class Reader {
       (void)seen;
       return SyntheticResult::allocate(nbytes);
     };
-    g.put(*k, Task::from_args(fn(std::move(*func), make), std::move(args)));
+    deps.clear();
+    g.put(*k, Task::from_args(fn(std::string(*func), make), std::move(args)));
     return nbytes;
   }
 
@@ -289,13 +311,13 @@ class Reader {
     for (auto element : arr) {
       od::value o;
       check(element.get(o));
-      out.outputs.push_back(key(o, "outputs"));
+      out.outputs.push_back(key(o, Where{"outputs"}));
     }
   }
 
   std::optional<uint64_t> optional_figure(od::value& v, const char* name) const {
     if (type_of(v) == od::json_type::null) return std::nullopt;
-    return non_negative(v, std::string("reference.") + name);
+    return non_negative(v, Where{"reference.", Where::kNoIndex, name});
   }
 
   GraphReference reference(od::value& r) {
@@ -337,7 +359,7 @@ class Reader {
       check(field.unescaped_key().get(text));
       od::value pv;
       check(field.value().get(pv));
-      const uint64_t prio = non_negative(pv, "reference.dask_order");
+      const uint64_t prio = non_negative(pv, Where{"reference.dask_order"});
       if (prio > std::numeric_limits<uint32_t>::max()) {
         fail("reference.dask_order: priority " + std::to_string(prio) + " is larger than 2^32 - 1");
       }
@@ -367,7 +389,7 @@ class Reader {
       for (auto element : arr) {
         od::value e;
         if (element.get(e) || k) bad();
-        k = key(e, "reference.dask_order");
+        k = key(e, Where{"reference.dask_order"});
       }
     } catch (const StorageError&) {
       end_ = outer_end;
@@ -400,6 +422,7 @@ class Reader {
   od::parser parser_;
   const char* end_ = nullptr;  // the end of the text quote() reads from
   mutable std::vector<int64_t> index_;
+  std::vector<Key> deps_;  // of the task being read
 };
 
 }  // namespace
