@@ -5,7 +5,7 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
-#include <absl/synchronization/mutex.h>
+#include <mutex>
 
 namespace tessera {
 namespace {
@@ -16,11 +16,16 @@ namespace {
 // arrays would otherwise grow without bound. A count reaches zero only under
 // the table's lock (Key::release goes there for the last holder), so a name is
 // never revived while it is being freed.
+//
+// The lock is a std::mutex, not an absl::Mutex: every Key made from a string
+// takes it, and Debian's Abseil checks each absl::Mutex acquisition for lock
+// cycles (a graph of lock ids per acquisition), which cost a graph file's
+// reader more than the table's lookup itself.
 class NameTable {
  public:
   // A holder of `name`: a new entry, or the existing one with one more count.
   const detail::InternedName* acquire(std::string_view name) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     auto it = names_.find(name);
     if (it != names_.end()) {
       (*it)->refs.fetch_add(1, std::memory_order_relaxed);
@@ -33,14 +38,14 @@ class NameTable {
   }
 
   void release(const detail::InternedName* n) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     if (n->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     auto it = names_.find(std::string_view(n->text));
     names_.erase(it);  // frees n
   }
 
   size_t size() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     return names_.size();
   }
 
@@ -58,7 +63,7 @@ class NameTable {
     template <class A, class B>
     bool operator()(const A& a, const B& b) const { return view(a) == view(b); }
   };
-  absl::Mutex mu_;
+  std::mutex mu_;
   absl::flat_hash_set<Entry, Hash, Eq> names_;
 };
 
