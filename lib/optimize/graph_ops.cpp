@@ -34,15 +34,23 @@ class Culler {
   CulledIds run(absl::Span<const uint32_t> roots) {
     for (uint32_t r : roots) out_.roots.push_back(visit(r));
     // Depth-first; stops at literals and known values.
+    size_t needed = 0;
     while (!stack_.empty()) {
       const uint32_t id = stack_.back();
       stack_.pop_back();
-      out_.nodes.push_back(id);
+      ++needed;
       if (is_known(id) || !g_.node(id).is_task()) continue;
       for (uint32_t d : c_.dependencies(id)) visit(d);
     }
-    std::sort(out_.nodes.begin(), out_.nodes.end());
-    std::sort(out_.aliases.begin(), out_.aliases.end());
+    // Both lists ascending, read off `target` in one pass (already as long as
+    // the graph) rather than sorted: a needed node is its own target, a
+    // followed alias points elsewhere (an alias that led to itself was a cycle).
+    out_.nodes.reserve(needed);
+    for (uint32_t i = 0; i < c_.size(); ++i) {
+      const uint32_t t = out_.target[i];
+      if (t == CulledIds::kUnneeded) continue;
+      (t == i ? out_.nodes : out_.aliases).push_back(i);
+    }
     return std::move(out_);
   }
 
@@ -76,7 +84,6 @@ class Culler {
     for (uint32_t a : chain_) {
       out_.target[a] = t;
       on_chain_[a] = 0;
-      out_.aliases.push_back(a);
     }
     return t;
   }
