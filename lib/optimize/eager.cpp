@@ -117,6 +117,7 @@ class Simulation {
   }
 
   void sort_worst_first(std::vector<uint32_t>& v, size_t from) const {
+    if (v.size() - from < 2) return;  // most completions make one task ready, or none
     std::sort(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(),
               [this](uint32_t a, uint32_t b) { return rank_[a] > rank_[b]; });
   }

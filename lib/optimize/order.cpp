@@ -74,6 +74,7 @@ class Orderer {
   std::map<uint32_t, absl::flat_hash_set<uint32_t>> leafs_per_degree_;  // non-empty sets only
   std::vector<uint32_t> leaf_nodes_sorted_;  // popped from the back
   std::vector<uint32_t> prio_;
+  std::vector<uint32_t> next_items_;  // add_to_result's work list
   uint32_t next_ = 0;
   uint32_t scan_ = 0;  // fallback target search position
 };
@@ -151,16 +152,32 @@ void Orderer::lower_leaf_degrees(uint32_t root) {
   for (uint32_t leaf : *leafs_of_root_[root]) {
     if (!is_leaf_[leaf] || leaf_degree_[leaf] == 0) continue;
     const uint32_t degree = leaf_degree_[leaf];
+    leaf_degree_[leaf] = degree - 1;
     auto it = leafs_per_degree_.find(degree);
     it->second.erase(leaf);
-    if (it->second.empty()) leafs_per_degree_.erase(it);
-    leaf_degree_[leaf] = degree - 1;
-    if (degree > 1) leafs_per_degree_[degree - 1].insert(leaf);
+    if (!it->second.empty()) {
+      if (degree > 1) leafs_per_degree_[degree - 1].insert(leaf);
+      continue;
+    }
+    // The set emptied. When the leaf moves to a degree that has no set yet,
+    // the emptied one becomes that set, map node and table alike: a
+    // reduction's one leaf steps down a degree per root it reads, and a new
+    // node and table each step cost more than the rest of the walk.
+    auto node = leafs_per_degree_.extract(it);
+    if (degree == 1) continue;
+    if (auto lower = leafs_per_degree_.find(degree - 1); lower != leafs_per_degree_.end()) {
+      lower->second.insert(leaf);
+      continue;
+    }
+    node.key() = degree - 1;
+    node.mapped().insert(leaf);
+    leafs_per_degree_.insert(std::move(node));
   }
 }
 
 void Orderer::add_to_result(uint32_t first) {
-  std::vector<uint32_t> next_items{first};
+  std::vector<uint32_t>& next_items = next_items_;  // kept across calls: one allocation per order
+  next_items.assign(1, first);
   while (!next_items.empty()) {
     const uint32_t item = next_items.back();
     next_items.pop_back();

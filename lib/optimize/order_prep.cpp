@@ -147,13 +147,14 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
     for (size_t w = 0; w < words; ++w) count += static_cast<uint32_t>(__builtin_popcountll(mine[w]));
     out.counts[key] = count;
   }
-  // Sets are spelled out only at the sinks, sharing equal ones.
-  absl::flat_hash_map<std::vector<uint64_t>, IdSet, absl::Hash<std::vector<uint64_t>>> dedup;
+  // Sets are spelled out only at the sinks, sharing equal ones; a set is
+  // looked up by its row of bits in place (the rows outlive the table), not
+  // by a copy of the row made for each sink.
+  absl::flat_hash_map<absl::Span<const uint64_t>, IdSet> dedup;
   auto empty = std::make_shared<const std::vector<uint32_t>>();
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !dents[i].empty() || deps[i].empty()) continue;
-    std::vector<uint64_t> key(row(i), row(i) + words);
-    auto [it, inserted] = dedup.try_emplace(std::move(key), nullptr);
+    auto [it, inserted] = dedup.try_emplace(absl::MakeConstSpan(row(i), words), nullptr);
     if (inserted) {
       std::vector<uint32_t> ids;
       ids.reserve(out.counts[i]);
