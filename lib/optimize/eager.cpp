@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "rank_sort.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 
 namespace tessera::detail {
@@ -68,7 +69,7 @@ class Simulation {
     for (uint32_t i = 0; i < eg_.n; ++i) {
       if (eg_.task[i] && waiting_[i] == 0) ready.push_back(i);
     }
-    sort_worst_first(ready, 0);
+    sort_by_rank_descending(ready, rank_);
     return ready;
   }
 

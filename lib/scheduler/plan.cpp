@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "optimize/rank_sort.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
@@ -137,8 +138,7 @@ class PlanBuilder {
       if (p.waiting_[u] == 0) p.initial_ready_.push_back(u);
     }
     // dask's start state: sorted so that the best priority is popped first.
-    std::sort(p.initial_ready_.begin(), p.initial_ready_.end(),
-              [&](uint32_t a, uint32_t b) { return p.priority_[a] > p.priority_[b]; });
+    detail::sort_by_rank_descending(p.initial_ready_, p.priority_);
   }
 
   Plan& p_;
