@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -67,11 +66,10 @@ class Orderer {
   std::vector<uint32_t> max_dependents_;
   std::vector<uint32_t> num_needed_;
   std::vector<uint8_t> is_root_, is_leaf_, runnable_hull_;
-  absl::flat_hash_set<uint32_t> reachable_hull_;
+  detail::DenseIdSet reachable_hull_;
   std::vector<uint32_t> runnable_;
   absl::flat_hash_map<uint32_t, std::vector<Path>> known_paths_;
-  std::vector<uint32_t> leaf_degree_;
-  std::map<uint32_t, absl::flat_hash_set<uint32_t>> leafs_per_degree_;  // non-empty sets only
+  detail::LeafDegrees leafs_per_degree_;
   std::vector<uint32_t> leaf_nodes_sorted_;  // popped from the back
   std::vector<uint32_t> prio_;
   std::vector<uint32_t> next_items_;  // add_to_result's work list
@@ -92,7 +90,8 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
   is_root_.assign(n_, 0);
   is_leaf_.assign(n_, 0);
   runnable_hull_.assign(n_, 0);
-  leaf_degree_.assign(n_, 0);
+  reachable_hull_ = detail::DenseIdSet(n_);
+  leafs_per_degree_ = detail::LeafDegrees(n_);
   prio_.assign(n_, kUnset);
   for (uint32_t i = 0; i < n_; ++i) {
     num_needed_[i] = static_cast<uint32_t>(og_.deps[i].size());
@@ -101,8 +100,7 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
     is_leaf_[i] = og_.dents[i].empty();
     if (is_leaf_[i]) leaf_nodes_sorted_.push_back(i);
     if (is_leaf_[i] && !is_root_[i]) {
-      leaf_degree_[i] = roots_connected_[i];
-      leafs_per_degree_[leaf_degree_[i]].insert(i);
+      leafs_per_degree_.insert(i, roots_connected_[i]);
     }
   }
   sort_by_key(leaf_nodes_sorted_);
@@ -150,28 +148,7 @@ bool Orderer::use_longest_path() const {
 // A root ran: each leaf it reaches needs one root fewer.
 void Orderer::lower_leaf_degrees(uint32_t root) {
   for (uint32_t leaf : *leafs_of_root_[root]) {
-    if (!is_leaf_[leaf] || leaf_degree_[leaf] == 0) continue;
-    const uint32_t degree = leaf_degree_[leaf];
-    leaf_degree_[leaf] = degree - 1;
-    auto it = leafs_per_degree_.find(degree);
-    it->second.erase(leaf);
-    if (!it->second.empty()) {
-      if (degree > 1) leafs_per_degree_[degree - 1].insert(leaf);
-      continue;
-    }
-    // The set emptied. When the leaf moves to a degree that has no set yet,
-    // the emptied one becomes that set, map node and table alike: a
-    // reduction's one leaf steps down a degree per root it reads, and a new
-    // node and table each step cost more than the rest of the walk.
-    auto node = leafs_per_degree_.extract(it);
-    if (degree == 1) continue;
-    if (auto lower = leafs_per_degree_.find(degree - 1); lower != leafs_per_degree_.end()) {
-      lower->second.insert(leaf);
-      continue;
-    }
-    node.key() = degree - 1;
-    node.mapped().insert(leaf);
-    leafs_per_degree_.insert(std::move(node));
+    if (is_leaf_[leaf] && leafs_per_degree_.degree(leaf) != 0) leafs_per_degree_.lower(leaf);
   }
 }
 
@@ -304,14 +281,14 @@ uint32_t Orderer::get_target() {
   if (!reachable_hull_.empty() && !leafs_per_degree_.empty()) {
     // Mid-run: prefer a leaf that needs the fewest additional roots, and among
     // those one that touches what already ran.
-    const auto& fewest = leafs_per_degree_.begin()->second;
+    const auto& fewest = leafs_per_degree_.lowest();
     uint32_t best = kUnset;
     auto consider = [&](uint32_t x) {
       if (best == kUnset || less(x, best)) best = x;
     };
     if (reachable_hull_.size() < fewest.size()) {
       for (uint32_t x : reachable_hull_) {
-        if (fewest.contains(x)) consider(x);
+        if (leafs_per_degree_.in_lowest(x)) consider(x);
       }
     } else {
       for (uint32_t x : fewest) {

@@ -45,4 +45,88 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
 //! shared ancestor once per path (dask's `ndependencies`); saturates.
 std::vector<uint64_t> total_dependencies(const OrderGraph& og);
 
+//! A set of node ids below n with O(1) insert, erase and lookup, iterated in
+//! no particular order (order() only ever takes the best of a set by its sort
+//! key, whatever the order it meets them in). A hash set did the same with a
+//! hash and a probe per operation, several per node run.
+class DenseIdSet {
+ public:
+  explicit DenseIdSet(uint32_t n = 0) : pos_(n, kAbsent) {}
+  bool contains(uint32_t x) const { return pos_[x] != kAbsent; }
+  void insert(uint32_t x) {
+    if (pos_[x] != kAbsent) return;
+    pos_[x] = static_cast<uint32_t>(items_.size());
+    items_.push_back(x);
+  }
+  void erase(uint32_t x) {
+    const uint32_t p = pos_[x];
+    if (p == kAbsent) return;
+    const uint32_t last = items_.back();
+    items_[p] = last;
+    pos_[last] = p;
+    items_.pop_back();
+    pos_[x] = kAbsent;
+  }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  std::vector<uint32_t>::const_iterator begin() const { return items_.begin(); }
+  std::vector<uint32_t>::const_iterator end() const { return items_.end(); }
+
+ private:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+  std::vector<uint32_t> items_;
+  std::vector<uint32_t> pos_;  // per id: its index in items_
+};
+
+//! The leaves not yet reached, by the number of roots each still needs (dask's
+//! `leafs_per_degree`): order() asks for those of the lowest degree, and a
+//! root that runs moves every leaf it reaches one degree down. One bucket per
+//! degree with swap-removal makes a move O(1); the lowest non-empty degree is
+//! found by scanning up when its bucket empties, at most one step per earlier
+//! move down in all, since leaves only ever move down.
+class LeafDegrees {
+ public:
+  explicit LeafDegrees(uint32_t n = 0) : degree_(n, 0), pos_(n, kAbsent) {}
+  //! Adds `leaf` at `degree` (it has none yet).
+  void insert(uint32_t leaf, uint32_t degree) {
+    degree_[leaf] = degree;
+    if (buckets_.size() <= degree) buckets_.resize(size_t{degree} + 1);
+    put(leaf, degree);
+  }
+  uint32_t degree(uint32_t leaf) const { return degree_[leaf]; }
+  //! One root fewer for `leaf` (degree > 0); at degree 0 it leaves the set.
+  void lower(uint32_t leaf) {
+    const uint32_t d = degree_[leaf];
+    take(leaf, d);
+    degree_[leaf] = d - 1;
+    if (d > 1) put(leaf, d - 1);
+    while (count_ > 0 && buckets_[lowest_].empty()) ++lowest_;
+  }
+  bool empty() const { return count_ == 0; }
+  //! The leaves of the lowest degree; only when !empty().
+  const std::vector<uint32_t>& lowest() const { return buckets_[lowest_]; }
+  bool in_lowest(uint32_t x) const { return pos_[x] != kAbsent && degree_[x] == lowest_; }
+
+ private:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+  void put(uint32_t leaf, uint32_t d) {
+    pos_[leaf] = static_cast<uint32_t>(buckets_[d].size());
+    buckets_[d].push_back(leaf);
+    if (count_++ == 0 || d < lowest_) lowest_ = d;
+  }
+  void take(uint32_t leaf, uint32_t d) {
+    std::vector<uint32_t>& b = buckets_[d];
+    const uint32_t p = pos_[leaf], last = b.back();
+    b[p] = last;
+    pos_[last] = p;
+    b.pop_back();
+    pos_[leaf] = kAbsent;
+    --count_;
+  }
+  std::vector<uint32_t> degree_, pos_;  // per node
+  std::vector<std::vector<uint32_t>> buckets_;  // by degree
+  uint32_t lowest_ = 0;  // the lowest non-empty bucket, when count_ > 0
+  size_t count_ = 0;
+};
+
 }  // namespace tessera::detail
