@@ -60,6 +60,23 @@ inline Ref ref(std::string_view name, std::initializer_list<int64_t> index) {
 class Task;
 class Arg;
 
+namespace detail {
+//! A pointer to a function, bare or named with fn(): what Task shares a
+//! wrapper for between tasks.
+template <class F>
+inline constexpr bool plain_function = std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>;
+template <class F>
+inline constexpr bool plain_function<NamedFn<F>> = plain_function<F>;
+template <class F>
+bool same_function(const F& a, const F& b) {
+  return a == b;
+}
+template <class F>
+bool same_function(const NamedFn<F>& a, const NamedFn<F>& b) {
+  return a.f == b.f && a.name == b.name;
+}
+}  // namespace detail
+
 //! A list argument: `list(ref("a"), ref("b"), 3)`.
 struct ArgList {
   std::vector<Arg> items;
@@ -153,9 +170,32 @@ class Task {
   Task() = default;
   template <class F>
   void init(F&& f, std::vector<Arg> args) {
-    Callable c = make_callable(std::forward<F>(f), args.size());
-    name_ = c.name;
-    fn_ = std::make_shared<const RawFn>(std::move(c.fn));
+    using D = std::decay_t<F>;
+    if constexpr (detail::plain_function<D>) {
+      // Tasks of one plain function share its name and wrapper: a graph of
+      // 10^5 tasks of `inc` would otherwise look its name up (under a lock)
+      // and allocate a wrapper 10^5 times. The wrapper holds only the
+      // function's address, so sharing it changes nothing; one entry per
+      // thread and function type, remade when another function comes.
+      struct Last {
+        D f{};
+        size_t arity = 0;
+        const std::string* name = nullptr;
+        std::shared_ptr<const RawFn> fn;
+      };
+      thread_local Last last;
+      const D& given = f;  // a function reference becomes its pointer
+      if (!last.fn || !detail::same_function(last.f, given) || last.arity != args.size()) {
+        Callable c = make_callable(given, args.size());
+        last = Last{given, args.size(), c.name, std::make_shared<const RawFn>(std::move(c.fn))};
+      }
+      name_ = last.name;
+      fn_ = last.fn;
+    } else {
+      Callable c = make_callable(std::forward<F>(f), args.size());
+      name_ = c.name;
+      fn_ = std::make_shared<const RawFn>(std::move(c.fn));
+    }
     args_ = std::move(args);
     assign_slots();
   }
