@@ -50,7 +50,7 @@ EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const 
 
 namespace {
 
-// The model's run state, with an undo log so a root's effect can be tried and
+// The model's run state, with undo, so that a root's effect can be tried and
 // taken back. (Not the schedulers' detail::Run, which runs tasks for real.)
 class Simulation {
  public:
@@ -81,8 +81,8 @@ class Simulation {
   };
 
   //! Runs `root` and then, last-ready first, everything that becomes ready.
-  //! `record` gets each task run; `trial` keeps an undo log and stops after
-  //! `limit` tasks (then `complete` is false).
+  //! `record` gets each task run; `trial` notes the tasks it runs for undo()
+  //! and stops after `limit` tasks (then `complete` is false).
   template <class F>
   Effect cascade(uint32_t root, bool trial, F&& record, uint64_t limit = UINT64_MAX) {
     Effect e;
@@ -95,16 +95,15 @@ class Simulation {
       const uint32_t t = stack_.back();
       stack_.pop_back();
       record(t);
+      if (trial) tried_.push_back(t);
       ++e.ran;
       ++e.net;
       const size_t from = stack_.size();
       for (uint32_t d : eg_.dents[t]) {
-        if (trial) log_.emplace_back(&waiting_[d]);
         if (--waiting_[d] == 0) stack_.push_back(d);
       }
       sort_worst_first(stack_, from);
       for (uint32_t d : eg_.deps[t]) {
-        if (trial) log_.emplace_back(&readers_left_[d]);
         if (--readers_left_[d] == 0 && !eg_.kept[d]) --e.net;
       }
       e.peak = std::max(e.peak, e.net);
@@ -112,9 +111,15 @@ class Simulation {
     return e;
   }
 
+  //! Takes back the last trial cascade. A task that ran counted down exactly
+  //! its dependents' waits and its dependencies' readers, so counting them up
+  //! again restores the state; no log of every counter touched is needed.
   void undo() {
-    for (auto it = log_.rbegin(); it != log_.rend(); ++it) ++**it;
-    log_.clear();
+    for (uint32_t t : tried_) {
+      for (uint32_t d : eg_.dents[t]) ++waiting_[d];
+      for (uint32_t d : eg_.deps[t]) ++readers_left_[d];
+    }
+    tried_.clear();
   }
 
   void sort_worst_first(std::vector<uint32_t>& v, size_t from) const {
@@ -127,7 +132,7 @@ class Simulation {
   const EagerGraph& eg_;
   absl::Span<const uint32_t> rank_;
   std::vector<uint32_t> waiting_, readers_left_, stack_;
-  std::vector<uint32_t*> log_;
+  std::vector<uint32_t> tried_;  // tasks the last trial ran
 };
 
 }  // namespace
