@@ -16,27 +16,41 @@ EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const 
   kept.assign(n, 0);
   // The schedulers run only what the requested keys need (all of the graph
   // when none are given); cull_ids also gives where each alias chain ends.
-  std::vector<uint32_t> roots;
-  if (outputs.empty()) {
-    roots.resize(n);
-    for (uint32_t i = 0; i < n; ++i) roots[i] = i;
-  } else {
-    for (const Key& k : outputs) {
-      if (auto i = g.index_of(k)) roots.push_back(*i);
+  // With no outputs and no aliases (what order() asks for, mostly) that is
+  // every node, standing for itself: no cull needed.
+  bool aliases = false;
+  for (uint32_t i = 0; i < n && !aliases; ++i) aliases = g.node(i).is_alias();
+  std::vector<uint32_t> target;  // per id: the node its alias chain ends at
+  if (outputs.empty() && !aliases) {
+    target.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      target[i] = i;
+      task[i] = g.node(i).is_task();
     }
+  } else {
+    std::vector<uint32_t> roots;
+    if (outputs.empty()) {
+      roots.resize(n);
+      for (uint32_t i = 0; i < n; ++i) roots[i] = i;
+    } else {
+      for (const Key& k : outputs) {
+        if (auto i = g.index_of(k)) roots.push_back(*i);
+      }
+    }
+    CulledIds culled = cull_ids(g, c, roots);
+    if (!outputs.empty()) {
+      for (uint32_t r : culled.roots) kept[r] = 1;
+    }
+    for (uint32_t i : culled.nodes) task[i] = g.node(i).is_task();
+    target = std::move(culled.target);
   }
-  const CulledIds culled = cull_ids(g, c, roots);
-  if (!outputs.empty()) {
-    for (uint32_t r : culled.roots) kept[r] = 1;
-  }
-  for (uint32_t i : culled.nodes) task[i] = g.node(i).is_task();
   // Each task's distinct task dependencies; `seen_by` marks which task listed
   // a dependency last, so a task with many inputs stays linear.
   std::vector<uint32_t> seen_by(n, UINT32_MAX);
   for (uint32_t i = 0; i < n; ++i) {
     if (task[i]) {
       for (uint32_t d : c.dependencies(i)) {
-        const uint32_t r = culled.target[d];
+        const uint32_t r = target[d];
         if (task[r] && seen_by[r] != i) {
           seen_by[r] = i;
           deps.ids.push_back(r);
