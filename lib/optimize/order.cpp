@@ -83,7 +83,8 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
   auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents);
   roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
-  auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps);
+  // Of the leaves, only the roots' counts are read (use_longest_path).
+  auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, /*counts_at_sinks_only=*/true);
   leafs_connected_ = std::move(leafs.counts);
   leafs_of_root_ = std::move(leafs.sets);
   num_needed_.resize(n_);

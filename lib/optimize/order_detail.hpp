@@ -33,13 +33,16 @@ OrderGraph make_order_graph(const Graph& g, const CompiledGraph& c);
 //! count none), and the largest number of dependents among those roots
 //! (dask's `_connecting_to_roots`); the sets themselves are guaranteed only at
 //! the sinks (nodes without `dents`), elsewhere they may be empty. With
-//! `deps`/`dents` swapped it gives the leaves each node reaches.
+//! `deps`/`dents` swapped it gives the leaves each node reaches. With
+//! `counts_at_sinks_only`, counts are guaranteed only at the sinks too (order()
+//! needs no more of the leaves), elsewhere they may be 0.
 struct Connected {
   std::vector<uint32_t> counts;
   std::vector<IdSet> sets;
   std::vector<uint32_t> max_dependents;
 };
-Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents);
+Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents,
+                              bool counts_at_sinks_only = false);
 
 //! Number of tasks that must run before each node, itself included, counting a
 //! shared ancestor once per path (dask's `ndependencies`); saturates.
