@@ -335,3 +335,58 @@ TEST_CASE("a Plan refuses a compiled form or priorities of another graph") {
                          "nodes and 5 priorities",
                          std::invalid_argument);
 }
+
+namespace {
+
+int64_t one() { return 1; }
+int64_t add_all(const std::vector<int64_t>& xs) {
+  int64_t s = 0;
+  for (int64_t x : xs) s += x;
+  return s;
+}
+
+// 1000 leaves x0..x999 feeding one sum: 1000 tasks ready at the start.
+//   x0  x1  ...  x999
+//     \  |   ...  /
+//         sum
+Graph wide_sum() {
+  Graph g;
+  std::vector<Arg> parts;
+  for (int64_t i = 0; i < 1000; ++i) {
+    g.task(Key("x", {i}), one);
+    parts.emplace_back(ref(Key("x", {i})));
+  }
+  g.put("sum", Task::from_args(add_all, {Arg(ArgList{std::move(parts)})}));
+  return g;
+}
+
+bool best_priority_last(const Plan& p) {
+  const auto& ready = p.initial_ready();
+  for (size_t i = 1; i < ready.size(); ++i) {
+    if (p.priority(ready[i - 1]) < p.priority(ready[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a Plan's first ready set has the best priority on top, for many roots and for repeated priorities") {
+  const Graph g = wide_sum();
+  const Plan p(g, Keys(Key("sum")));
+  REQUIRE(p.initial_ready().size() == 1000);
+  CHECK(best_priority_last(p));
+  CHECK(get_sync(p).as<int64_t>() == 1000);
+  // Priorities given by the caller may repeat: the stack is still sorted.
+  const CompiledGraph c = compile(g);
+  std::vector<uint32_t> prio(g.size());
+  for (uint32_t i = 0; i < g.size(); ++i) prio[i] = (i * 7919) % 100;
+  const Plan q(g, c, prio, Keys(Key("sum")));
+  REQUIRE(q.initial_ready().size() == 1000);
+  CHECK(best_priority_last(q));
+  CHECK(get_sync(q).as<int64_t>() == 1000);
+  // Sparse priorities (far above the number of ready tasks) too.
+  for (uint32_t i = 0; i < g.size(); ++i) prio[i] = (g.size() - i) * 100000;
+  const Plan r(g, c, prio, Keys(Key("sum")));
+  CHECK(best_priority_last(r));
+  CHECK(r.key(r.initial_ready().back()) == Key("x", {999}));
+}
