@@ -80,11 +80,11 @@ class Orderer {
 Orderer::Orderer(const Graph& g, const CompiledGraph& c)
     : g_(g), og_(detail::make_order_graph(g, c)), n_(og_.n) {
   total_deps_ = detail::total_dependencies(og_);
-  auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents);
+  auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents, {.sets = false, .all_counts = true});
   roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
   // Of the leaves, only the roots' counts are read (use_longest_path).
-  auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, /*counts_at_sinks_only=*/true);
+  auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, {.sets = true, .all_counts = false});
   leafs_connected_ = std::move(leafs.counts);
   leafs_of_root_ = std::move(leafs.sets);
   num_needed_.resize(n_);

@@ -33,16 +33,21 @@ OrderGraph make_order_graph(const Graph& g, const CompiledGraph& c);
 //! count none), and the largest number of dependents among those roots
 //! (dask's `_connecting_to_roots`); the sets themselves are guaranteed only at
 //! the sinks (nodes without `dents`), elsewhere they may be empty. With
-//! `deps`/`dents` swapped it gives the leaves each node reaches. With
-//! `counts_at_sinks_only`, counts are guaranteed only at the sinks too (order()
-//! needs no more of the leaves), elsewhere they may be 0.
+//! `deps`/`dents` swapped it gives the leaves each node reaches.
 struct Connected {
   std::vector<uint32_t> counts;
   std::vector<IdSet> sets;
   std::vector<uint32_t> max_dependents;
 };
-Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents,
-                              bool counts_at_sinks_only = false);
+//! What a caller reads of Connected, so that the rest is not made: order()
+//! reads every count and no set of the roots, and only the sinks' counts and
+//! sets of the leaves. Without `sets`, no set is promised (any may be null);
+//! without `all_counts`, counts are promised at the sinks only (others may be 0).
+struct ConnectedWanted {
+  bool sets = true;
+  bool all_counts = true;
+};
+Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents, ConnectedWanted wanted = {});
 
 //! Number of tasks that must run before each node, itself included, counting a
 //! shared ancestor once per path (dask's `ndependencies`); saturates.

@@ -124,7 +124,7 @@ uint32_t count_bits(const uint64_t* row, size_t words) {
 // Few roots: each node's set as a bitset over the roots, so a union is a few
 // word ORs and a size a popcount. A wide stencil's sets grow by a row at a
 // time, and merging them as sorted vectors dominated order() there.
-bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents, bool counts_at_sinks_only,
+bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents, ConnectedWanted wanted,
                         Connected& out) {
   std::vector<uint32_t> roots, bit_of(og.n, 0);
   for (uint32_t i = 0; i < og.n; ++i) {
@@ -159,8 +159,9 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
       max_dep = std::max(max_dep, out.max_dependents[child]);
     }
     out.max_dependents[key] = max_dep;
-    if (!counts_at_sinks_only) out.counts[key] = count_bits(mine, words);
+    if (wanted.all_counts) out.counts[key] = count_bits(mine, words);
   }
+  if (!wanted.sets) return true;  // and the counts were taken everywhere
   // Sets are spelled out only at the sinks, sharing equal ones; a set is
   // looked up by its row of bits in place (the rows outlive the table), not
   // by a copy of the row made for each sink.
@@ -168,7 +169,7 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
   auto empty = std::make_shared<const std::vector<uint32_t>>();
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !dents[i].empty() || deps[i].empty()) continue;
-    if (counts_at_sinks_only) out.counts[i] = count_bits(row(i), words);
+    if (!wanted.all_counts) out.counts[i] = count_bits(row(i), words);
     auto [it, inserted] = dedup.try_emplace(absl::MakeConstSpan(row(i), words), nullptr);
     if (inserted) {
       std::vector<uint32_t> ids;
@@ -188,12 +189,13 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
 
 }  // namespace
 
-Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents, bool counts_at_sinks_only) {
+Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& dents, ConnectedWanted wanted) {
   Connected out;
   out.sets.resize(og.n);
   out.counts.assign(og.n, 0);
   out.max_dependents.assign(og.n, 0);
-  if (connecting_by_bits(og, deps, dents, counts_at_sinks_only, out)) return out;
+  if (!wanted.sets) wanted.all_counts = true;  // the sinks' counts come with their sets
+  if (connecting_by_bits(og, deps, dents, wanted, out)) return out;
   std::vector<uint32_t> num_needed(og.n), stack, roots;
   for (uint32_t i = 0; i < og.n; ++i) num_needed[i] = static_cast<uint32_t>(deps[i].size());
   // A node all of whose inputs feed only it, and are roots or such nodes
@@ -272,12 +274,13 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
   auto empty = std::make_shared<const std::vector<uint32_t>>();
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || deps[i].empty()) {
-      out.sets[i] = empty;  // roots count none; removed literals are no nodes
+      if (wanted.sets) out.sets[i] = empty;  // roots count none; removed literals are no nodes
       continue;
     }
     if (on_tree[i]) {
       out.counts[i] = tree_count[i];
-      // Sets are promised at the sinks only.
+      // Sets are promised at the sinks only (a tree's is a walk of all of it).
+      if (!wanted.sets) continue;
       if (dents[i].empty()) set_of(i);
       if (!out.sets[i]) out.sets[i] = empty;
       continue;
