@@ -179,7 +179,12 @@ uint32_t forest_min_held(const EagerGraph& eg) {
     if (waiting[i] == 0) ready.push_back(i);
   }
   auto most_at_once = [](std::vector<uint32_t>& needs) {
-    std::sort(needs.begin(), needs.end(), std::greater<>());
+    // Most tasks have one or two inputs: a swap, not a call into std::sort.
+    if (needs.size() == 2) {
+      if (needs[0] < needs[1]) std::swap(needs[0], needs[1]);
+    } else if (needs.size() > 2) {
+      std::sort(needs.begin(), needs.end(), std::greater<>());
+    }
     uint32_t most = 1;
     for (uint32_t k = 0; k < needs.size(); ++k) most = std::max(most, k + needs[k]);
     return most;

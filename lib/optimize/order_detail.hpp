@@ -32,7 +32,7 @@ OrderGraph make_order_graph(const Graph& g, const CompiledGraph& c);
 //! For every node the number of roots it descends from (roots themselves
 //! count none), and the largest number of dependents among those roots
 //! (dask's `_connecting_to_roots`); the sets themselves are guaranteed only at
-//! the sinks (nodes without `dents`), elsewhere they may be empty. With
+//! the sinks (nodes without `dents`), elsewhere they may be empty or null. With
 //! `deps`/`dents` swapped it gives the leaves each node reaches.
 struct Connected {
   std::vector<uint32_t> counts;

@@ -181,8 +181,10 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
     }
     out.sets[i] = it->second;
   }
+  // Sets are promised at the sinks only: the others stay null, sparing a
+  // shared count taken and dropped per node.
   for (uint32_t i = 0; i < og.n; ++i) {
-    if (!out.sets[i]) out.sets[i] = empty;
+    if (!out.sets[i] && dents[i].empty()) out.sets[i] = empty;
   }
   return true;
 }
