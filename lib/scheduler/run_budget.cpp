@@ -126,9 +126,10 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
     Lock lk(lock_);
     return step_locked(lk, w, next, io);
   }
-  collect_ready(w, task);
+  // Settled before any dependent can become ready (see Run::complete).
   Lock lk(lock_);
   settle_locked(task, bytes, released, released_bytes, io);
+  collect_ready(w, task);
   return step_locked(lk, w, next, io);
 }
 
