@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "tessera/optimize/graph_ops.hpp"
@@ -111,9 +112,13 @@ class Simulation {
     return e;
   }
 
-  void undo() {
-    for (auto it = log_.rbegin(); it != log_.rend(); ++it) ++**it;
-    log_.clear();
+  //! Where the undo log stands; undo(mark) takes back every trial since.
+  size_t mark() const { return log_.size(); }
+  void undo(size_t mark = 0) {
+    while (log_.size() > mark) {
+      ++*log_.back();
+      log_.pop_back();
+    }
   }
 
   void sort_worst_first(std::vector<uint32_t>& v, size_t from) const {
@@ -210,36 +215,114 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     }
     prio[t] = counter++;
   };
+  using Score = std::tuple<double, double>;
+  // What the model holds so far: the look-ahead scores a root by the peak it
+  // leads to, which depends on where the run stands.
+  int64_t held = 0, worst = 0;
   auto score = [&](const Simulation::Effect& e) {
-    if (choice == RootChoice::least_growth) return std::tuple<double, double>(double(e.net), double(e.peak));
-    return std::tuple<double, double>(double(e.net) / double(e.ran), double(e.peak));
+    switch (choice) {
+      case RootChoice::least_growth:
+        return Score(double(e.net), double(e.peak));
+      case RootChoice::best_per_task:
+        return Score(double(e.net) / double(e.ran), double(e.peak));
+      case RootChoice::look_ahead:
+        break;
+    }
+    return Score(double(std::max(worst, held + e.peak)), double(e.net));
   };
   // The look-ahead may cost at most a fixed number of trial steps per task,
   // so a root whose trial is long (the last input of a big reduction) cannot
   // make the whole quadratic; once the budget is spent, roots go in base order.
   // Sixteen trial steps per task hold as few results as sixty-four did on the
   // eight dask graphs of tests/data/graphs and on the DAGs of bench/overhead
-  // and bench/optimize, at a quarter of the cost on large graphs.
-  uint64_t budget = 16 * uint64_t{n} + 100'000;
+  // and bench/optimize, at a quarter of the cost on large graphs. The pair
+  // look-ahead tries up to kFirsts^2 pairs per root, so it gets two steps per
+  // task, once for the single roots and once for the pairs: on large graphs
+  // it refines the first roots and then falls back (the other sequences
+  // cover the rest), while a graph of a few hundred roots is looked ahead
+  // all the way within the fixed part.
+  const uint64_t per_task = choice == RootChoice::look_ahead ? 2 : 16;
+  uint64_t budget = per_task * uint64_t{n} + 100'000;
+  uint64_t pair_budget = choice == RootChoice::look_ahead ? budget : 0;
+  // One trial: the root's effect; nullopt once `from` is spent. trial_kept
+  // leaves the effect in place for a second trial on top (run.undo takes
+  // both back).
+  auto trial_kept = [&](uint32_t i, uint64_t& from) -> std::optional<Simulation::Effect> {
+    if (from == 0) return std::nullopt;
+    const Simulation::Effect e = run.cascade(roots[i], true, [](uint32_t) {}, from);
+    from -= e.ran;
+    if (!e.complete) return std::nullopt;
+    return e;
+  };
+  auto trial = [&](uint32_t i, uint64_t& from) {
+    const size_t m = run.mark();
+    const auto e = trial_kept(i, from);
+    run.undo(m);
+    return e;
+  };
+  // The look-ahead's choice among `firsts` (each root scored alone): the
+  // kFirsts best, each followed by the best other one of them; the pair's peak
+  // and then what it adds decide. A root that looks dear alone (it opens a
+  // part of the graph: a block read by two tasks, one of them waiting for
+  // another root) may be the one that lets the next root close it. nullopt
+  // when the pair budget runs out on the way.
+  constexpr size_t kFirsts = 16;
+  auto best_pair_start = [&](std::vector<std::pair<Score, uint32_t>>& firsts) -> std::optional<uint32_t> {
+    std::stable_sort(firsts.begin(), firsts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    firsts.resize(std::min(firsts.size(), kFirsts));
+    std::optional<uint32_t> best;
+    Score best_pair{};
+    for (const auto& [unused, a] : firsts) {
+      const size_t m = run.mark();
+      const auto ea = trial_kept(a, pair_budget);
+      if (!ea) {
+        run.undo(m);
+        return std::nullopt;
+      }
+      const int64_t held_a = held + ea->net, worst_a = std::max(worst, held + ea->peak);
+      std::optional<Score> pair;
+      for (const auto& [unused2, b] : firsts) {
+        if (b == a) continue;
+        const auto eb = trial(b, pair_budget);
+        if (!eb) {
+          run.undo(m);
+          return std::nullopt;
+        }
+        const Score s(double(std::max(worst_a, held_a + eb->peak)), double(ea->net + eb->net));
+        if (!pair || s < *pair) pair = s;
+      }
+      run.undo(m);
+      if (!best || *pair < best_pair) {
+        best = a;
+        best_pair = *pair;
+      }
+    }
+    return best;
+  };
+  std::vector<std::pair<Score, uint32_t>> firsts;
   while (next[nr] != nr) {
     uint32_t best = next[nr];
-    std::tuple<double, double> best_score{};
+    firsts.clear();
     uint32_t seen = 0;
-    for (uint32_t i = next[nr]; i != nr && seen < candidates && candidates > 1 && budget > 0;
-         i = next[i], ++seen) {
-      const Simulation::Effect e = run.cascade(roots[i], true, [](uint32_t) {}, budget);
-      run.undo();
-      budget -= e.ran;
-      if (!e.complete) break;
-      const auto s = score(e);
-      if (seen == 0 || s < best_score) {
-        best = i;
-        best_score = s;
-      }
+    for (uint32_t i = next[nr]; i != nr && seen < candidates && candidates > 1; i = next[i], ++seen) {
+      const auto e = trial(i, budget);
+      if (!e) break;
+      firsts.emplace_back(score(*e), i);
+    }
+    if (!firsts.empty()) {
+      // The first of the best (the window is in base order).
+      best = std::min_element(firsts.begin(), firsts.end(),
+                              [](const auto& a, const auto& b) { return a.first < b.first; })
+                 ->second;
+    }
+    if (choice == RootChoice::look_ahead && firsts.size() > 1) {
+      if (const auto a = best_pair_start(firsts)) best = *a;
     }
     next[prev[best]] = next[best];
     prev[next[best]] = prev[best];
-    run.cascade(roots[best], false, record);
+    const Simulation::Effect e = run.cascade(roots[best], false, record);
+    worst = std::max(worst, held + e.peak);
+    held += e.net;
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (prio[i] == UINT32_MAX) prio[i] = counter++;  // literals nobody reads
