@@ -410,6 +410,7 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   if (best_held <= lower_bound) return best;
   for (auto choice : {detail::RootChoice::least_growth, detail::RootChoice::best_per_task,
                       detail::RootChoice::look_ahead}) {
+    if (best_held <= lower_bound) break;  // nothing left to gain
     std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates);
     const uint32_t held = detail::eager_max_held(eg, p);
     if (held < best_held) {
