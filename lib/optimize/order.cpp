@@ -408,9 +408,15 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   }
   lower_bound = std::max({lower_bound, sinks, detail::forest_min_held(eg)});
   if (best_held <= lower_bound) return best;
+  // The pair look-ahead's budget covers graphs of up to some tens of
+  // thousands of tasks; on larger ones it would refine only the first roots,
+  // for the price of one more simulation of the whole graph (a third more
+  // instructions in order() on bench/overhead's 90,000-task stencil).
+  constexpr size_t kLookAheadTasks = 50'000;
   for (auto choice : {detail::RootChoice::least_growth, detail::RootChoice::best_per_task,
                       detail::RootChoice::look_ahead}) {
     if (best_held <= lower_bound) break;  // nothing left to gain
+    if (choice == detail::RootChoice::look_ahead && c.size() > kLookAheadTasks) break;
     std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates);
     const uint32_t held = detail::eager_max_held(eg, p);
     if (held < best_held) {
