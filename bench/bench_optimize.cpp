@@ -12,11 +12,19 @@
 // (bench/peers/order_peer.py, with $TESSERA_PYTHON or /usr/bin/python3), and
 // the ratios dask/tessera of CPU time are printed below each line.
 //
+// Then order() on each graph of tests/data/graphs (dask's own graphs, most of
+// them a few hundred to a few thousand tasks, where the fixed part of order's
+// look-ahead budgets weighs most): CPU time per call, best of five, and the
+// results get_sync holds with it beside dask's.
+//
 //   build/bench/bench_optimize                 (all three sizes, with dask)
 //   build/bench/bench_optimize 100000          (one size)
 //   build/bench/bench_optimize --no-peer       (tessera alone)
+//   build/bench/bench_optimize --graphs-only   (only the graph files)
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <optional>
 #include <utility>
 #include <cstdio>
@@ -26,6 +34,7 @@
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
+#include "tessera/graph_file/graph_file.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/order.hpp"
 
@@ -148,19 +157,57 @@ void run(size_t n, bool peer) {
   }
 }
 
+// order() on every file of tests/data/graphs, culled to its outputs as the
+// schedulers order it.
+void run_graph_files() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(TESSERA_SOURCE_ROOT) /
+                                                          "tests/data/graphs")) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::printf("\norder() on tests/data/graphs (CPU time per call, best of 5)\n");
+  std::printf("%-22s %6s %10s %14s %14s\n", "graph", "tasks", "order us", "dask sync_held", "ours sync_held");
+  double total = 0;
+  for (const auto& path : files) {
+    const GraphFile f = load_graph_file(path.string());
+    const Graph culled = cull(f.graph, f.outputs);
+    const CompiledGraph c = compile(culled);
+    double best = 1e30;
+    std::vector<uint32_t> prio;
+    for (int rep = 0; rep < 5; ++rep) {
+      Timer t;
+      prio = order(culled, c);
+      best = std::min(best, t.elapsed().first);
+    }
+    total += best;
+    const std::string dask = f.reference && f.reference->sync_max_held
+                                 ? std::to_string(*f.reference->sync_max_held)
+                                 : std::string("-");
+    std::printf("%-22s %6zu %10.0f %14s %14u\n", path.stem().string().c_str(), culled.size(), best * 1e6,
+                dask.c_str(), sync_pressure(culled, c, prio, f.outputs));
+  }
+  std::printf("%-22s %6s %10.0f\n", "total", "", total * 1e6);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool peer = true;
+  bool peer = true, sized = true;
   std::vector<size_t> sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--no-peer") {
       peer = false;
+    } else if (std::string(argv[i]) == "--graphs-only") {
+      sized = false;
     } else {
       sizes.push_back(static_cast<size_t>(std::atol(argv[i])));
     }
   }
   if (sizes.empty()) sizes = {10'000, 100'000, 1'000'000};
-  for (size_t n : sizes) run(n, peer);
+  if (sized) {
+    for (size_t n : sizes) run(n, peer);
+  }
+  run_graph_files();
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "rank_sort.hpp"
@@ -125,15 +126,18 @@ class Simulation {
     return e;
   }
 
-  //! Takes back the last trial cascade. A task that ran counted down exactly
-  //! its dependents' waits and its dependencies' readers, so counting them up
-  //! again restores the state; no log of every counter touched is needed.
-  void undo() {
-    for (uint32_t t : tried_) {
+  //! Where the trials stand; undo(mark) takes back every trial since. A task
+  //! that ran counted down exactly its dependents' waits and its dependencies'
+  //! readers, so counting them up again restores the state: the trials keep
+  //! the tasks they ran, not a log of every counter they touched.
+  size_t mark() const { return tried_.size(); }
+  void undo(size_t mark = 0) {
+    while (tried_.size() > mark) {
+      const uint32_t t = tried_.back();
+      tried_.pop_back();
       for (uint32_t d : eg_.dents[t]) ++waiting_[d];
       for (uint32_t d : eg_.deps[t]) ++readers_left_[d];
     }
-    tried_.clear();
   }
 
   void sort_worst_first(std::vector<uint32_t>& v, size_t from) const {
@@ -146,7 +150,119 @@ class Simulation {
   const EagerGraph& eg_;
   absl::Span<const uint32_t> rank_;
   std::vector<uint32_t> waiting_, readers_left_, stack_;
-  std::vector<uint32_t> tried_;  // tasks the last trial ran
+  std::vector<uint32_t> tried_;  // tasks the trials not yet undone ran, in order
+};
+
+// One root's trial in a window of roots: its effect alone, its score, and the
+// tasks it ran (a span of PairLookAhead::runs(), for the look-ahead only).
+struct First {
+  std::tuple<double, double> score;
+  uint32_t root = 0;  // index into the roots
+  Simulation::Effect effect;
+  uint32_t runs_from = 0, runs_to = 0;
+};
+
+// The pair look-ahead (RootChoice::look_ahead): each of the first kFirsts roots
+// (in base order) followed by the best other one of them; the pair's peak,
+// then what it adds, decides. A root that looks dear alone (it opens a part
+// of the graph: a block read by two tasks, one of them waiting for another
+// root) may be the one that lets the next root close it.
+//
+// Two roots interact only when a task one of them runs, or a dependency or
+// dependent of such a task, is one for the other too: otherwise the second's
+// effect after the first is its effect alone, already known. So only the
+// interacting pairs are tried again, which keeps a pick near kFirsts trials
+// instead of kFirsts^2 where roots interact with few others.
+class PairLookAhead {
+ public:
+  static constexpr size_t kFirsts = 16;  // at most 64: one bit each in a mask
+
+  PairLookAhead(const EagerGraph& eg, Simulation& run, const std::vector<uint32_t>& roots)
+      : eg_(eg), run_(run), roots_(roots) {}
+
+  //! The tasks each trial of the window ran (see First::runs_from).
+  std::vector<uint32_t>& runs() { return runs_; }
+
+  //! The root to start, from `firsts` (the window's trials, in base order),
+  //! with `held` and `worst` where the run stands; nullopt once `budget`
+  //! (trial steps) runs out.
+  std::optional<uint32_t> choose(const std::vector<First>& firsts, int64_t held, int64_t worst,
+                                 uint64_t& budget) {
+    if (mask_.empty()) mask_.assign(eg_.n, 0);
+    const size_t count = std::min(firsts.size(), kFirsts);
+    mark_neighbourhoods(firsts, count);
+    std::optional<uint32_t> best;
+    std::tuple<double, double> best_pair{};
+    for (size_t j = 0; j < count && budget > 0; ++j) {
+      const First& a = firsts[j];
+      const uint64_t others = interacting(a) & ~(uint64_t{1} << j);
+      const size_t m = run_.mark();
+      const Simulation::Effect ea = run_.cascade(roots_[a.root], true, [](uint32_t) {}, budget);
+      budget -= ea.ran;
+      const int64_t held_a = held + ea.net, worst_a = std::max(worst, held + ea.peak);
+      // a alone, when it is the last root.
+      std::tuple<double, double> pair(double(worst_a), double(ea.net));
+      bool paired = false;
+      for (size_t k = 0; k < count && budget > 0; ++k) {
+        if (k == j) continue;
+        Simulation::Effect eb = firsts[k].effect;
+        if (others >> k & 1) {
+          const size_t mb = run_.mark();
+          eb = run_.cascade(roots_[firsts[k].root], true, [](uint32_t) {}, budget);
+          run_.undo(mb);
+          budget -= eb.ran;
+        }
+        const std::tuple<double, double> s(double(std::max(worst_a, held_a + eb.peak)), double(ea.net + eb.net));
+        if (!paired || s < pair) pair = s;
+        paired = true;
+      }
+      run_.undo(m);
+      if (!best || pair < best_pair) {
+        best = a.root;
+        best_pair = pair;
+      }
+    }
+    clear_marks();
+    // A trial cut short by the budget scored less than the root would do.
+    if (budget == 0) return std::nullopt;
+    return best;
+  }
+
+ private:
+  // Visits each task a trial ran and their dependencies and dependents.
+  template <class F>
+  void for_neighbourhood(const First& f, F&& visit) const {
+    for (uint32_t i = f.runs_from; i < f.runs_to; ++i) {
+      const uint32_t t = runs_[i];
+      visit(t);
+      for (uint32_t d : eg_.deps[t]) visit(d);
+      for (uint32_t d : eg_.dents[t]) visit(d);
+    }
+  }
+  void mark_neighbourhoods(const std::vector<First>& firsts, size_t count) {
+    for (size_t j = 0; j < count; ++j) {
+      for_neighbourhood(firsts[j], [&](uint32_t t) {
+        if (mask_[t] == 0) marked_.push_back(t);
+        mask_[t] |= uint64_t{1} << j;
+      });
+    }
+  }
+  uint64_t interacting(const First& a) const {
+    uint64_t bits = 0;
+    for_neighbourhood(a, [&](uint32_t t) { bits |= mask_[t]; });
+    return bits;
+  }
+  void clear_marks() {
+    for (uint32_t t : marked_) mask_[t] = 0;
+    marked_.clear();
+  }
+
+  const EagerGraph& eg_;
+  Simulation& run_;
+  const std::vector<uint32_t>& roots_;
+  std::vector<uint64_t> mask_;    // per task: the firsts whose neighbourhood holds it
+  std::vector<uint32_t> marked_;  // the tasks with a mask, to clear
+  std::vector<uint32_t> runs_;    // the tasks each trial of the window ran
 };
 
 }  // namespace
@@ -236,36 +352,73 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     }
     prio[t] = counter++;
   };
+  using Score = std::tuple<double, double>;
+  // What the model holds so far: the look-ahead scores a root by the peak it
+  // leads to, which depends on where the run stands.
+  int64_t held = 0, worst = 0;
   auto score = [&](const Simulation::Effect& e) {
-    if (choice == RootChoice::least_growth) return std::tuple<double, double>(double(e.net), double(e.peak));
-    return std::tuple<double, double>(double(e.net) / double(e.ran), double(e.peak));
+    switch (choice) {
+      case RootChoice::least_growth:
+        return Score(double(e.net), double(e.peak));
+      case RootChoice::best_per_task:
+        return Score(double(e.net) / double(e.ran), double(e.peak));
+      case RootChoice::look_ahead:
+        break;
+    }
+    return Score(double(std::max(worst, held + e.peak)), double(e.net));
   };
   // The look-ahead may cost at most a fixed number of trial steps per task,
   // so a root whose trial is long (the last input of a big reduction) cannot
   // make the whole quadratic; once the budget is spent, roots go in base order.
   // Sixteen trial steps per task hold as few results as sixty-four did on the
   // eight dask graphs of tests/data/graphs and on the DAGs of bench/overhead
-  // and bench/optimize, at a quarter of the cost on large graphs.
-  uint64_t budget = 16 * uint64_t{n} + 100'000;
+  // and bench/optimize, at a quarter of the cost on large graphs. The pair
+  // look-ahead has a budget for its window and one for its pairs, each two
+  // steps per task and a fixed part a fifth of the others': on large graphs
+  // it refines the first roots and then goes on in base order (the other
+  // sequences cover the rest); a graph of a few hundred roots (the 3-D
+  // transpose of tests/data/graphs) is looked ahead all the way.
+  const bool pairs = choice == RootChoice::look_ahead;
+  uint64_t budget = (pairs ? 2 : 16) * uint64_t{n} + (pairs ? 20'000 : 100'000);
+  uint64_t pair_budget = pairs ? budget : 0;
+  PairLookAhead look_ahead(eg, run, roots);
+  std::vector<First> firsts;
   while (next[nr] != nr) {
     uint32_t best = next[nr];
-    std::tuple<double, double> best_score{};
+    firsts.clear();
     uint32_t seen = 0;
-    for (uint32_t i = next[nr]; i != nr && seen < candidates && candidates > 1 && budget > 0;
+    // The look-ahead weighs the first roots in base order, each with a partner.
+    const uint32_t window = pairs ? std::min<uint32_t>(candidates, PairLookAhead::kFirsts) : candidates;
+    for (uint32_t i = next[nr]; i != nr && seen < window && window > 1 && budget > 0;
          i = next[i], ++seen) {
-      const Simulation::Effect e = run.cascade(roots[i], true, [](uint32_t) {}, budget);
+      std::vector<uint32_t>& runs = look_ahead.runs();
+      const uint32_t from = static_cast<uint32_t>(runs.size());
+      const Simulation::Effect e = run.cascade(
+          roots[i], true,
+          [&](uint32_t t) {
+            if (pairs) runs.push_back(t);
+          },
+          budget);
       run.undo();
       budget -= e.ran;
       if (!e.complete) break;
-      const auto s = score(e);
-      if (seen == 0 || s < best_score) {
-        best = i;
-        best_score = s;
-      }
+      firsts.push_back({score(e), i, e, from, static_cast<uint32_t>(runs.size())});
     }
+    if (!firsts.empty()) {
+      // The first of the best (the window is in base order).
+      best = std::min_element(firsts.begin(), firsts.end(),
+                              [](const First& a, const First& b) { return a.score < b.score; })
+                 ->root;
+    }
+    if (pairs && firsts.size() > 1 && pair_budget > 0) {
+      if (const auto a = look_ahead.choose(firsts, held, worst, pair_budget)) best = *a;
+    }
+    look_ahead.runs().clear();
     next[prev[best]] = next[best];
     prev[next[best]] = prev[best];
-    run.cascade(roots[best], false, record);
+    const Simulation::Effect e = run.cascade(roots[best], false, record);
+    worst = std::max(worst, held + e.peak);
+    held += e.net;
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (prio[i] == UINT32_MAX) prio[i] = counter++;  // literals nobody reads

@@ -40,6 +40,7 @@ uint32_t forest_min_held(const EagerGraph& eg);
 enum class RootChoice {
   least_growth,    // the root whose run leaves the fewest extra results held
   best_per_task,   // the most results freed (or fewest added) per task it lets run
+  look_ahead,      // the root that, with the best root after it, raises the peak least
 };
 
 //! An order built by running the model: whenever only roots are left to start,

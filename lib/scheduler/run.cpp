@@ -169,9 +169,12 @@ bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
     Lock lk(lock_);
     return push_and_pop(lk, w, next);
   }
-  collect_ready(w, task);
+  // Accounted before any dependent can become ready: a dependent that another
+  // input's completion makes ready may run, and release this result, at once;
+  // released before it was counted, it would take the bytes held below zero.
   Lock lk(lock_);
   account(bytes, released, released_bytes);
+  collect_ready(w, task);
   return push_and_pop(lk, w, next);
 }
 

@@ -174,6 +174,7 @@ class Run final : public RunState {
   std::vector<std::pair<uint32_t, uint32_t>> victims_;  // heap: (next reader's priority, node)
   size_t leaving_ = 0;                                  // bytes being written out
   size_t arriving_ = 0;                                 // bytes being brought back
+  size_t largest_result_ = 0;                           // the largest result settled so far
   uint32_t io_busy_ = 0;                                // workers doing io without a task
   bool spill_hooks_ = false;
   std::unique_ptr<SpillStore> store_;

@@ -126,9 +126,10 @@ Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t&
     Lock lk(lock_);
     return step_locked(lk, w, next, io);
   }
-  collect_ready(w, task);
+  // Settled before any dependent can become ready (see Run::complete).
   Lock lk(lock_);
   settle_locked(task, bytes, released, released_bytes, io);
+  collect_ready(w, task);
   return step_locked(lk, w, next, io);
 }
 
@@ -154,6 +155,7 @@ void Run::settle_locked(uint32_t task, size_t bytes, size_t released, size_t rel
     if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
   }
   task_state_[task].store(kFinished, std::memory_order_relaxed);
+  largest_result_ = std::max(largest_result_, bytes);
   const bool budget = budget_.load(std::memory_order_relaxed);
   if (budget) {
     for (uint32_t d : deps) {
@@ -364,7 +366,13 @@ bool Run::admit_locked(uint32_t task, int tier, Io& io) {
   // A task starts (and its inputs come back) only into room that is free now:
   // counting on bytes still being written out would let one worker run task
   // after task, each result on top of that credit, while another writes.
-  const bool room = make_room_locked(need, io) && held_bytes_.load(std::memory_order_relaxed) + arriving_ + need <= limit_;
+  // Results are unknown until their tasks return, so while other tasks run, room
+  // is also kept for each running task's result and this one's, each counted as
+  // the largest result so far: otherwise every worker adds its result on top of
+  // a full budget. A task alone starts into what is free, as before.
+  const size_t results = running_ > 0 ? (static_cast<size_t>(running_) + 1) * largest_result_ : 0;
+  const bool room = make_room_locked(need + results, io) &&
+                    held_bytes_.load(std::memory_order_relaxed) + arriving_ + need + results <= limit_;
   // Without room, a task that releases an input may still start, but only when
   // nothing else runs or writes: it is the way out when everything held is
   // pinned, and alone it adds at most its one result.

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -25,6 +26,9 @@ TEST_CASE("dask's graphs finish under a memory limit of half their unbounded pea
     if (e.path().extension() == ".json") files.push_back(e.path());
   }
   REQUIRE(files.size() >= 8);
+  std::sort(files.begin(), files.end());
+  std::printf("%-22s %12s %12s %12s %8s %14s %14s %10s\n", "graph", "unbounded", "half", "limit", "workers",
+              "peak held", "spilled", "spills");
   for (const auto& path : files) {
     CAPTURE(path.filename().string());
     const GraphFile f = load_graph_file(path.string());
@@ -41,6 +45,9 @@ TEST_CASE("dask's graphs finish under a memory limit of half their unbounded pea
       RunStats stats;
       get(plan, {.num_workers = workers, .stats = &stats, .memory_limit = limit});
       CHECK(stats.tasks_run == plan.num_tasks());
+      std::printf("%-22s %12zu %12zu %12zu %8d %14zu %14zu %10zu\n", path.stem().string().c_str(),
+                  unbounded.peak_held_bytes, unbounded.peak_held_bytes / 2, limit, workers, stats.peak_held_bytes,
+                  stats.spilled_bytes, stats.spill_count);
       CHECK(stats.peak_held_bytes <= limit + static_cast<size_t>(workers) * largest);
       if (limit < unbounded.peak_held_bytes) CHECK(stats.spill_count > 0);
     }

@@ -11,12 +11,16 @@
 // Because a scheduler runs whatever a completion makes ready first, an order
 // mostly decides which root (a task without dependencies) starts next. So
 // `order` tries more than one root sequence: the critical-path order above,
-// and two greedy ones that, whenever only roots are left to start, pick the
-// root that leaves the fewest extra results held, or the one that frees the
-// most results per task it lets run. It keeps the order under which a
-// single-worker run holds the fewest results at once (the first one on a tie).
+// and three greedy ones that, whenever only roots are left to start, pick the
+// root that leaves the fewest extra results held, the one that frees the
+// most results per task it lets run, or the one that, followed by the best
+// next root, raises the peak least (a root that opens part of the graph may
+// be what lets the next one close it; tried on graphs of up to 50,000 tasks).
+// It keeps the order under which a single-worker run holds the fewest results
+// at once (the first one on a tie).
 // The greedy look-ahead weighs a bounded number of roots per step, fewer as
-// graphs grow, so the whole stays near-linear.
+// graphs grow, and a bounded number of trial steps per task, so the whole
+// stays near-linear.
 //
 // `order_pressure` measures an order the way `dask.order.diagnostics` does: the
 // largest number of results held when the nodes run one at a time in priority

@@ -29,7 +29,11 @@
 //     task runs; with no room left under the limit (everything held is read by
 //     running tasks), a task that frees an input starts only when no other task
 //     runs or writes; a task starts, and inputs on disk come back, only into room
-//     that is free now (not bytes still being written out);
+//     that is free now (not bytes still being written out), and, while other
+//     tasks run, room for each running task's result and its own, each counted
+//     as the largest result so far (a result larger than any before it, or
+//     results made while the run was still below the target, can still pass
+//     the limit by up to one per worker);
 //   - above the limit, held results that no running task reads go to disk, the
 //     one whose next reader comes latest in `order` first (a max-heap keyed by
 //     that reader's priority, refreshed when it reaches the top: O(log n) per
