@@ -2,8 +2,9 @@
 // cumsum, where and argmax on in-memory arrays, timed from the graph's build to
 // the result assembled in one NDArray (what `compute()` gives a user).
 //
-// Usage: bench_algebra SCALE REPEATS WORKERS
-//   SCALE divides every extent and block size (1: the sizes).
+// Usage: bench_algebra SCALE REPEATS WORKERS [OPS]
+//   SCALE divides every extent and block size (1: the sizes); OPS, a
+//   comma-separated list of operations, runs only those (for perf record).
 // Prints one line per operation, which bench/peers/algebra_dask.py prints too:
 //   matmul tessera best=12.3 median=12.5 check=1.2345e+10
 // `check` is the float64 sum of the result (of the indices for argmax): both
@@ -85,7 +86,11 @@ double checksum(const ta::NDArray& r) {
   return s;
 }
 
+// The operations to run: all, or those named in argv[4].
+std::string wanted;
+
 void measure(const char* name, int repeats, int workers, const std::function<ta::Array()>& build) {
+  if (!wanted.empty() && ("," + wanted + ",").find(std::string(",") + name + ",") == std::string::npos) return;
   std::vector<double> times;
   double check = 0;
   for (int r = 0; r < repeats; ++r) {
@@ -103,11 +108,12 @@ void measure(const char* name, int repeats, int workers, const std::function<ta:
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s SCALE REPEATS WORKERS\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SCALE REPEATS WORKERS [OPS]\n", argv[0]);
     return 2;
   }
   const int64_t scale = std::atoll(argv[1]);
   const int repeats = std::atoi(argv[2]), workers = std::atoi(argv[3]);
+  if (argc > 4) wanted = argv[4];
   if (scale < 1 || repeats < 1 || workers < 1) {
     std::fprintf(stderr, "SCALE, REPEATS and WORKERS must be at least 1\n");
     return 2;

@@ -17,6 +17,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
+#include "array/ops/flat.hpp"
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
@@ -60,6 +61,18 @@ bool less_than(const T& a, const T& b) {
 
 template <class T>
 bool apply(CompareOp op, const T& a, const T& b) {
+  if constexpr (!requires { a.imag(); }) {
+    // Real numbers: C++'s operators are IEEE's, which are numpy's (NaN: only != holds).
+    switch (op) {
+      case CompareOp::equal: return a == b;
+      case CompareOp::not_equal: return a != b;
+      case CompareOp::less: return a < b;
+      case CompareOp::less_equal: return a <= b;
+      case CompareOp::greater: return a > b;
+      case CompareOp::greater_equal: break;
+    }
+    return a >= b;
+  }
   if (is_nan(a) || is_nan(b)) return op == CompareOp::not_equal;
   switch (op) {
     case CompareOp::equal: return a == b;
@@ -72,32 +85,47 @@ bool apply(CompareOp op, const T& a, const T& b) {
   return !less_than(a, b);
 }
 
-NDArray contiguous(const NDArray& x, DType dtype) {
-  if (x.dtype() != dtype) return x.astype(dtype);
-  return x.is_c_contiguous() ? x : x.copy();
+// `op` fixed per loop, and each operand's step (detail::with_step), so each loop vectorizes.
+template <class T>
+void compare_n(CompareOp op, const detail::Flat<T>& a, const detail::Flat<T>& b, bool* out, int64_t n) {
+  auto loop = [&](auto op_constant, auto sa, auto sb) {
+    for (int64_t i = 0; i < n; ++i) out[i] = apply<T>(op_constant(), a.data[i * sa], b.data[i * sb]);
+  };
+  auto with_op = [&](auto sa, auto sb) {
+    switch (op) {
+      case CompareOp::equal: return loop([] { return CompareOp::equal; }, sa, sb);
+      case CompareOp::not_equal: return loop([] { return CompareOp::not_equal; }, sa, sb);
+      case CompareOp::less: return loop([] { return CompareOp::less; }, sa, sb);
+      case CompareOp::less_equal: return loop([] { return CompareOp::less_equal; }, sa, sb);
+      case CompareOp::greater: return loop([] { return CompareOp::greater; }, sa, sb);
+      case CompareOp::greater_equal: return loop([] { return CompareOp::greater_equal; }, sa, sb);
+    }
+  };
+  detail::with_step(a.step, [&](auto sa) { detail::with_step(b.step, [&](auto sb) { with_op(sa, sb); }); });
 }
 
 NDArray compare_blocks(CompareOp op, DType dtype, const NDArray& a, const NDArray& b) {
-  const NDArray ca = contiguous(a, dtype), cb = contiguous(b, dtype);
   NDArray out = NDArray::empty(DType::bool_(), a.shape());
-  bool* o = out.data<bool>();
   dispatch(dtype, [&]<class T>() {
-    const T* x = ca.data<const T>();
-    const T* y = cb.data<const T>();
-    for (int64_t i = 0; i < out.size(); ++i) o[i] = apply<T>(op, x[i], y[i]);
+    compare_n<T>(op, detail::flat<T>(a, dtype), detail::flat<T>(b, dtype), out.data<bool>(), out.size());
   });
   return out;
 }
 
 NDArray where_blocks(DType dtype, const NDArray& cond, const NDArray& a, const NDArray& b) {
-  const NDArray c = contiguous(cond, DType::bool_()), ca = contiguous(a, dtype), cb = contiguous(b, dtype);
-  NDArray out = NDArray::empty(dtype, c.shape());
-  const bool* m = c.data<const bool>();
+  NDArray out = NDArray::empty(dtype, cond.shape());
+  const detail::Flat<bool> m = detail::flat<bool>(cond, DType::bool_());
   dispatch(dtype, [&]<class T>() {
-    const T* x = ca.data<const T>();
-    const T* y = cb.data<const T>();
+    const detail::Flat<T> x = detail::flat<T>(a, dtype), y = detail::flat<T>(b, dtype);
     T* o = out.data<T>();
-    for (int64_t i = 0; i < out.size(); ++i) o[i] = m[i] ? x[i] : y[i];
+    const int64_t n = out.size();
+    detail::with_step(m.step, [&](auto sm) {
+      detail::with_step(x.step, [&](auto sx) {
+        detail::with_step(y.step, [&](auto sy) {
+          for (int64_t i = 0; i < n; ++i) o[i] = m.data[i * sm] ? x.data[i * sx] : y.data[i * sy];
+        });
+      });
+    });
   });
   return out;
 }
