@@ -6,7 +6,8 @@
 #    throughput is measured against) and against dask + numpy;
 #  - on a 16384 x 16384 float32 array in 2048^2 blocks: map_overlap of a 3 x 3
 #    mean (reflect), cumsum along axis 0, where(x > 0.5, x, 0), argmax along
-#    axis 0, each against dask.
+#    axis 0, each against dask; and cumsum's hand-written block kernel beside
+#    Eigen's TensorScanOp on one block.
 # Inputs are in memory before the clock starts (dask: persist()); each result is
 # assembled into one array (compute()). Times are the best of REPEATS runs.
 #
@@ -37,9 +38,13 @@ trap 'rm -f "$out"' EXIT
 
 "$python" - "$out" "$scale" "$workers" <<'PY'
 import sys
-t, threads = {}, None
+t, threads, kernel = {}, None, None
 for line in open(sys.argv[1]):
     name, who, *fields = line.split()
+    if name == "kernel":
+        kernel = dict(x.split("=", 1) for x in fields)
+        kernel["name"] = who
+        continue
     f = dict(x.split("=", 1) for x in fields)
     threads = f.get("threads", threads)
     t.setdefault(name, {})[who] = (float(f["best"]), float(f["check"]))
@@ -64,4 +69,8 @@ print(f"\nmatmul: one Eigen GEMM over the whole arrays on {threads} threads (Eig
       f"tessera at {100 * es / ts:.0f}% of its throughput ({2 * n ** 3 / ts / 1e9:.1f} GFLOP/s against "
       f"{2 * n ** 3 / es / 1e9:.1f}){'' if abs(ec - t['matmul']['tessera'][1]) <= 1e-9 * abs(ec) else ' CHECKS DIFFER'}")
 print("(dask/tessera above 1: tessera is faster)")
+k = kernel
+print(f"\ncumsum's hand-written block kernel ({k['name']}, one thread): {float(k['tessera']):.6f} s against Eigen's "
+      f"TensorScanOp {float(k['eigen']):.6f} s: {float(k['eigen']) / max(float(k['tessera']), 1e-9):.1f}x"
+      f"{'' if k['same'] == '1' else ' RESULTS DIFFER'}")
 PY
