@@ -2,6 +2,7 @@
 // nanmean composed from them and the tree reductions.
 #include "tessera/array/ops/logic.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <functional>
@@ -160,18 +161,26 @@ ArgPartial arg_block(bool max, const NDArray& block, size_t axis, int64_t offset
   shape[axis] = 1;
   ArgPartial r{NDArray::empty(b.dtype(), shape), NDArray::empty(DType::int64(), shape)};
   int64_t* idx = r.index.data<int64_t>();
+  // Line by line along the axis, each line of `inner` elements against the best
+  // so far: memory is read in order (walking each column down the axis instead
+  // reads a line's stride apart, one cache line per element).
   dispatch(b.dtype(), [&]<class T>() {
     const T* x = b.data<const T>();
     T* best = r.value.data<T>();
     for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t j = 0; j < inner; ++j) {
-        const T* line = x + o * m * inner + j;
-        int64_t at = 0;
-        for (int64_t i = 1; i < m; ++i) {
-          if (beats(max, line[i * inner], line[at * inner])) at = i;
+      const T* lines = x + o * m * inner;
+      T* bv = best + o * inner;
+      int64_t* bi = idx + o * inner;
+      std::copy(lines, lines + inner, bv);
+      std::fill(bi, bi + inner, offset);
+      for (int64_t i = 1; i < m; ++i) {
+        const T* line = lines + i * inner;
+        for (int64_t j = 0; j < inner; ++j) {
+          if (beats(max, line[j], bv[j])) {
+            bv[j] = line[j];
+            bi[j] = offset + i;
+          }
         }
-        best[o * inner + j] = line[at * inner];
-        idx[o * inner + j] = offset + at;
       }
     }
   });
