@@ -323,7 +323,38 @@ Array compare(CompareOp op, const Array& a, const Array& b) {
   });
 }
 
-Array compare(CompareOp op, const Array& a, const Scalar& s) { return compare(op, a, scalar_array(s)); }
+namespace {
+
+// The dtype a comparison of an `array` with `s` runs in, as numpy 1.x's
+// value-based casting picks it: the array's own dtype when it is of the
+// scalar's kind or a higher one and holds the value (so float32 data is
+// compared as float32, with no float64 copy of every block); the promotion
+// otherwise (an int8 array against 1000 is compared in int64, never wrapped).
+DType scalar_compare_dtype(DType array, const Scalar& s) {
+  const DType sd = s.dtype();
+  const bool kind_fits = sd.kind() == 'b' || (sd.is_integer() && array.kind() != 'b') ||
+                         (sd.is_floating() && (array.is_floating() || array.is_complex())) || array.is_complex();
+  if (!kind_fits) return promote_types(array, sd);
+  try {
+    dispatch(array, [&]<class T>() {
+      const T v = s.to<T>();  // TypeError for an integer out of range
+      if constexpr (std::is_floating_point_v<T>) {
+        // 1e300 is no float32 (it would become inf and equal an inf element).
+        if (std::isinf(v) && !std::isinf(s.to<double>())) throw TypeError("out of range");
+      }
+    });
+  } catch (const TypeError&) {
+    return promote_types(array, sd);
+  }
+  return array;
+}
+
+}  // namespace
+
+Array compare(CompareOp op, const Array& a, const Scalar& s) {
+  const DType dtype = scalar_compare_dtype(a.dtype(), s);
+  return compare(op, a, from_ndarray(NDArray::full(dtype, {}, s)));
+}
 
 Array where(const Array& cond, const Array& a, const Array& b) {
   const DType dtype = promote_types(a.dtype(), b.dtype());
