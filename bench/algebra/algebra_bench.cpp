@@ -96,8 +96,12 @@ double checksum(const ta::NDArray& r) {
 // The operations to run: all, or those named in argv[4].
 std::string wanted;
 
+bool runs(const char* name) {
+  return wanted.empty() || ("," + wanted + ",").find(std::string(",") + name + ",") != std::string::npos;
+}
+
 void measure(const char* name, int repeats, int workers, const std::function<ta::Array()>& build) {
-  if (!wanted.empty() && ("," + wanted + ",").find(std::string(",") + name + ",") == std::string::npos) return;
+  if (!runs(name)) return;
   std::vector<double> times;
   double check = 0;
   for (int r = 0; r < repeats; ++r) {
@@ -150,7 +154,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "SCALE, REPEATS and WORKERS must be at least 1\n");
     return 2;
   }
-  {
+  if (runs("matmul")) {
     const ta::Array a = persisted<double>("a", 8192 / scale, 1024 / scale);
     const ta::Array b = persisted<double>("b", 8192 / scale, 1024 / scale);
     measure("matmul", repeats, workers, [&] { return ta::matmul(a, b); });
@@ -160,7 +164,7 @@ int main(int argc, char** argv) {
     return ta::map_overlap(mean3x3, x, {.depth = {1, 1}, .boundary = ta::Boundary::reflect});
   });
   measure("cumsum", repeats, workers, [&] { return ta::cumsum(x, 0); });
-  if (wanted.empty() || wanted.find("kernel") != std::string::npos) cumsum_kernel(2048 / scale, repeats);
+  if (runs("kernel")) cumsum_kernel(2048 / scale, repeats);
   const ta::Array zero = ta::from_ndarray(ta::NDArray::zeros(ta::DType::float32(), {}));
   measure("where", repeats, workers, [&] { return ta::where(ta::greater(x, ta::Scalar(0.5f)), x, zero); });
   measure("argmax", repeats, workers, [&] { return ta::argmax(x, 0); });
