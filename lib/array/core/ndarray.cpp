@@ -104,6 +104,13 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   if (kRecycleLargeBuffers && size >= kLarge && size <= kCached) {
     auto* p = static_cast<std::byte*>(::scalable_aligned_malloc(size, kAlign));
     if (p == nullptr) throw std::bad_alloc();
+    // oneTBB maps these without asking for huge pages: a fresh 16 MiB block took
+    // 4096 faults, which cost more than computing it on a virtual machine
+    // (bench/algebra, a cold process). The whole 2 MiB pages inside the block
+    // are marked as numpy marks its large arrays; a recycled block keeps the mark.
+    const auto first = (reinterpret_cast<uintptr_t>(p) + kLarge - 1) / kLarge * kLarge;
+    const auto last = (reinterpret_cast<uintptr_t>(p) + size) / kLarge * kLarge;
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
     if (zero) std::memset(p, 0, size);
     return Buffer(std::shared_ptr<std::byte>(p, [](std::byte* q) { ::scalable_aligned_free(q); }), size, true);
   }

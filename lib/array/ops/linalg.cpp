@@ -1,5 +1,5 @@
-// tensordot on Arrays: contracted axes cut alike, one GEMM task per pair of
-// blocks, products summed by a tree.
+// tensordot on Arrays: contracted axes cut alike, GEMM tasks that each sum up
+// to split_every block products in place, their results summed by a tree.
 //
 // A block product moves the left block's free axes before its contracted ones
 // and the right block's contracted axes before its free ones (a copy when they
@@ -47,29 +47,39 @@ NDArray arranged(const NDArray& b, const std::vector<size_t>& perm, DType dtype)
   return t.is_c_contiguous() ? t : t.copy();
 }
 
-NDArray multiply_blocks(const Contraction& c, const NDArray& a, const NDArray& b) {
+// The sum of the products of block pairs (a0, b0, a1, b1, ...), accumulated in
+// place by Eigen's GEMM (beta = 1): no partial product is ever a block of its own.
+NDArray multiply_blocks(const Contraction& c, const ValueList& pairs) {
   // bool products are counted in int64 and tested for nonzero (numpy's or of ands).
   const DType work = c.dtype == DType::bool_() ? DType::int64() : c.dtype;
-  const NDArray ma = arranged(a, c.a_perm, work), mb = arranged(b, c.b_perm, work);
-  const size_t a_nd = ma.ndim();
-  const int64_t m = product(ma.shape(), 0, c.a_free), k = product(ma.shape(), c.a_free, a_nd);
-  const int64_t n = product(mb.shape(), mb.ndim() - c.b_free, mb.ndim());
-  Shape shape(ma.shape().begin(), ma.shape().begin() + static_cast<long>(c.a_free));
-  shape.insert(shape.end(), mb.shape().end() - static_cast<long>(c.b_free), mb.shape().end());
-  NDArray out = NDArray::empty(work, shape);
-  dispatch(work, [&]<class T>() {
-    if constexpr (!std::is_same_v<T, bool>) {
-      using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-      Eigen::Map<const Matrix> x(reinterpret_cast<const T*>(ma.data()), m, k);
-      Eigen::Map<const Matrix> y(reinterpret_cast<const T*>(mb.data()), k, n);
-      Eigen::Map<Matrix> z(out.data<T>(), m, n);
-      if (k == 0) {
-        z.setZero();
-      } else {
-        z.noalias() = x * y;
-      }
+  NDArray out;
+  for (size_t p = 0; p + 1 < pairs.size(); p += 2) {
+    const NDArray ma = arranged(block_value(pairs[p], "tensordot"), c.a_perm, work);
+    const NDArray mb = arranged(block_value(pairs[p + 1], "tensordot"), c.b_perm, work);
+    const size_t a_nd = ma.ndim();
+    const int64_t m = product(ma.shape(), 0, c.a_free), k = product(ma.shape(), c.a_free, a_nd);
+    const int64_t n = product(mb.shape(), mb.ndim() - c.b_free, mb.ndim());
+    if (p == 0) {
+      Shape shape(ma.shape().begin(), ma.shape().begin() + static_cast<long>(c.a_free));
+      shape.insert(shape.end(), mb.shape().end() - static_cast<long>(c.b_free), mb.shape().end());
+      out = NDArray::empty(work, shape);
     }
-  });
+    dispatch(work, [&]<class T>() {
+      if constexpr (!std::is_same_v<T, bool>) {
+        using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        Eigen::Map<const Matrix> x(reinterpret_cast<const T*>(ma.data()), m, k);
+        Eigen::Map<const Matrix> y(reinterpret_cast<const T*>(mb.data()), k, n);
+        Eigen::Map<Matrix> z(out.data<T>(), m, n);
+        if (p == 0 && k == 0) {
+          z.setZero();
+        } else if (p == 0) {
+          z.noalias() = x * y;
+        } else if (k > 0) {
+          z.noalias() += x * y;
+        }
+      }
+    });
+  }
   return work == c.dtype ? out : out.astype(c.dtype);
 }
 
@@ -150,21 +160,30 @@ Array tensordot(const Array& a0, const Array& b0, const ContractAxes& axes, int 
   const std::string tok = token({"tensordot", a.name(), b.name(), absl::StrJoin(ca, ","), absl::StrJoin(cb, ","),
                                  std::to_string(split_every)});
   const std::string out = "tensordot-" + tok, partial = "tensordot-product-" + tok;
-  auto multiply = [c](const NDArray& x, const NDArray& y) { return multiply_blocks(c, x, y); };
+  auto multiply = [c](const ValueList& pairs) { return multiply_blocks(c, pairs); };
+  const size_t per_leaf = static_cast<size_t>(split_every);
   Graph layer;
   for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+    // The tree's leaves: each sums up to split_every block products in place.
     std::vector<Key> level;
-    int64_t j = 0;
+    ArgList pairs;
+    auto add_leaf = [&] {
+      std::vector<int64_t> key(idx.begin(), idx.end());
+      key.push_back(static_cast<int64_t>(level.size()));
+      level.emplace_back(partial, key);
+      layer.put(level.back(), Task(fn("tensordot", multiply), std::move(pairs)));
+      pairs = ArgList{};
+    };
     for_each_index(inner, [&](absl::Span<const int64_t> kc) {
       std::vector<int64_t> ia(a.ndim()), ib(b.ndim());
       for (size_t i = 0; i < free_a.size(); ++i) ia[free_a[i]] = idx[i];
       for (size_t i = 0; i < free_b.size(); ++i) ib[free_b[i]] = idx[free_a.size() + i];
       for (size_t i = 0; i < ca.size(); ++i) ia[ca[i]] = ib[cb[i]] = kc[i];
-      std::vector<int64_t> key(idx.begin(), idx.end());
-      key.push_back(j++);
-      level.emplace_back(partial, key);
-      layer.put(level.back(), Task(fn("tensordot", multiply), ref(a.block_key(ia)), ref(b.block_key(ib))));
+      pairs.items.emplace_back(ref(a.block_key(ia)));
+      pairs.items.emplace_back(ref(b.block_key(ib)));
+      if (pairs.items.size() == 2 * per_leaf) add_leaf();
     });
+    if (!pairs.items.empty()) add_leaf();
     if (level.empty()) {  // no contracted blocks (an axis of length 0): zeros
       Shape shape = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
       auto zeros = [shape, dtype = c.dtype] { return NDArray::zeros(dtype, shape); };

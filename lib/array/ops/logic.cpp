@@ -2,6 +2,7 @@
 // nanmean composed from them and the tree reductions.
 #include "tessera/array/ops/logic.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
+#include "array/ops/flat.hpp"
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
@@ -60,6 +62,18 @@ bool less_than(const T& a, const T& b) {
 
 template <class T>
 bool apply(CompareOp op, const T& a, const T& b) {
+  if constexpr (!requires { a.imag(); }) {
+    // Real numbers: C++'s operators are IEEE's, which are numpy's (NaN: only != holds).
+    switch (op) {
+      case CompareOp::equal: return a == b;
+      case CompareOp::not_equal: return a != b;
+      case CompareOp::less: return a < b;
+      case CompareOp::less_equal: return a <= b;
+      case CompareOp::greater: return a > b;
+      case CompareOp::greater_equal: break;
+    }
+    return a >= b;
+  }
   if (is_nan(a) || is_nan(b)) return op == CompareOp::not_equal;
   switch (op) {
     case CompareOp::equal: return a == b;
@@ -72,32 +86,47 @@ bool apply(CompareOp op, const T& a, const T& b) {
   return !less_than(a, b);
 }
 
-NDArray contiguous(const NDArray& x, DType dtype) {
-  if (x.dtype() != dtype) return x.astype(dtype);
-  return x.is_c_contiguous() ? x : x.copy();
+// `op` fixed per loop, and each operand's step (detail::with_step), so each loop vectorizes.
+template <class T>
+void compare_n(CompareOp op, const detail::Flat<T>& a, const detail::Flat<T>& b, bool* out, int64_t n) {
+  auto loop = [&](auto op_constant, auto sa, auto sb) {
+    for (int64_t i = 0; i < n; ++i) out[i] = apply<T>(op_constant(), a.data[i * sa], b.data[i * sb]);
+  };
+  auto with_op = [&](auto sa, auto sb) {
+    switch (op) {
+      case CompareOp::equal: return loop([] { return CompareOp::equal; }, sa, sb);
+      case CompareOp::not_equal: return loop([] { return CompareOp::not_equal; }, sa, sb);
+      case CompareOp::less: return loop([] { return CompareOp::less; }, sa, sb);
+      case CompareOp::less_equal: return loop([] { return CompareOp::less_equal; }, sa, sb);
+      case CompareOp::greater: return loop([] { return CompareOp::greater; }, sa, sb);
+      case CompareOp::greater_equal: return loop([] { return CompareOp::greater_equal; }, sa, sb);
+    }
+  };
+  detail::with_step(a.step, [&](auto sa) { detail::with_step(b.step, [&](auto sb) { with_op(sa, sb); }); });
 }
 
 NDArray compare_blocks(CompareOp op, DType dtype, const NDArray& a, const NDArray& b) {
-  const NDArray ca = contiguous(a, dtype), cb = contiguous(b, dtype);
   NDArray out = NDArray::empty(DType::bool_(), a.shape());
-  bool* o = out.data<bool>();
   dispatch(dtype, [&]<class T>() {
-    const T* x = ca.data<const T>();
-    const T* y = cb.data<const T>();
-    for (int64_t i = 0; i < out.size(); ++i) o[i] = apply<T>(op, x[i], y[i]);
+    compare_n<T>(op, detail::flat<T>(a, dtype), detail::flat<T>(b, dtype), out.data<bool>(), out.size());
   });
   return out;
 }
 
 NDArray where_blocks(DType dtype, const NDArray& cond, const NDArray& a, const NDArray& b) {
-  const NDArray c = contiguous(cond, DType::bool_()), ca = contiguous(a, dtype), cb = contiguous(b, dtype);
-  NDArray out = NDArray::empty(dtype, c.shape());
-  const bool* m = c.data<const bool>();
+  NDArray out = NDArray::empty(dtype, cond.shape());
+  const detail::Flat<bool> m = detail::flat<bool>(cond, DType::bool_());
   dispatch(dtype, [&]<class T>() {
-    const T* x = ca.data<const T>();
-    const T* y = cb.data<const T>();
+    const detail::Flat<T> x = detail::flat<T>(a, dtype), y = detail::flat<T>(b, dtype);
     T* o = out.data<T>();
-    for (int64_t i = 0; i < out.size(); ++i) o[i] = m[i] ? x[i] : y[i];
+    const int64_t n = out.size();
+    detail::with_step(m.step, [&](auto sm) {
+      detail::with_step(x.step, [&](auto sx) {
+        detail::with_step(y.step, [&](auto sy) {
+          for (int64_t i = 0; i < n; ++i) o[i] = m.data[i * sm] ? x.data[i * sx] : y.data[i * sy];
+        });
+      });
+    });
   });
   return out;
 }
@@ -132,18 +161,26 @@ ArgPartial arg_block(bool max, const NDArray& block, size_t axis, int64_t offset
   shape[axis] = 1;
   ArgPartial r{NDArray::empty(b.dtype(), shape), NDArray::empty(DType::int64(), shape)};
   int64_t* idx = r.index.data<int64_t>();
+  // Line by line along the axis, each line of `inner` elements against the best
+  // so far: memory is read in order (walking each column down the axis instead
+  // reads a line's stride apart, one cache line per element).
   dispatch(b.dtype(), [&]<class T>() {
     const T* x = b.data<const T>();
     T* best = r.value.data<T>();
     for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t j = 0; j < inner; ++j) {
-        const T* line = x + o * m * inner + j;
-        int64_t at = 0;
-        for (int64_t i = 1; i < m; ++i) {
-          if (beats(max, line[i * inner], line[at * inner])) at = i;
+      const T* lines = x + o * m * inner;
+      T* bv = best + o * inner;
+      int64_t* bi = idx + o * inner;
+      std::copy(lines, lines + inner, bv);
+      std::fill(bi, bi + inner, offset);
+      for (int64_t i = 1; i < m; ++i) {
+        const T* line = lines + i * inner;
+        for (int64_t j = 0; j < inner; ++j) {
+          if (beats(max, line[j], bv[j])) {
+            bv[j] = line[j];
+            bi[j] = offset + i;
+          }
         }
-        best[o * inner + j] = line[at * inner];
-        idx[o * inner + j] = offset + at;
       }
     }
   });
@@ -286,7 +323,38 @@ Array compare(CompareOp op, const Array& a, const Array& b) {
   });
 }
 
-Array compare(CompareOp op, const Array& a, const Scalar& s) { return compare(op, a, scalar_array(s)); }
+namespace {
+
+// The dtype a comparison of an `array` with `s` runs in, as numpy 1.x's
+// value-based casting picks it: the array's own dtype when it is of the
+// scalar's kind or a higher one and holds the value (so float32 data is
+// compared as float32, with no float64 copy of every block); the promotion
+// otherwise (an int8 array against 1000 is compared in int64, never wrapped).
+DType scalar_compare_dtype(DType array, const Scalar& s) {
+  const DType sd = s.dtype();
+  const bool kind_fits = sd.kind() == 'b' || (sd.is_integer() && array.kind() != 'b') ||
+                         (sd.is_floating() && (array.is_floating() || array.is_complex())) || array.is_complex();
+  if (!kind_fits) return promote_types(array, sd);
+  try {
+    dispatch(array, [&]<class T>() {
+      const T v = s.to<T>();  // TypeError for an integer out of range
+      if constexpr (std::is_floating_point_v<T>) {
+        // 1e300 is no float32 (it would become inf and equal an inf element).
+        if (std::isinf(v) && !std::isinf(s.to<double>())) throw TypeError("out of range");
+      }
+    });
+  } catch (const TypeError&) {
+    return promote_types(array, sd);
+  }
+  return array;
+}
+
+}  // namespace
+
+Array compare(CompareOp op, const Array& a, const Scalar& s) {
+  const DType dtype = scalar_compare_dtype(a.dtype(), s);
+  return compare(op, a, from_ndarray(NDArray::full(dtype, {}, s)));
+}
 
 Array where(const Array& cond, const Array& a, const Array& b) {
   const DType dtype = promote_types(a.dtype(), b.dtype());

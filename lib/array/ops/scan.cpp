@@ -1,9 +1,11 @@
 // cumsum and cumprod: a scan per block, then a chain of carried totals along the axis.
 //
 // Every block is seen as a rank-3 tensor (outer, m, inner) around the scanned
-// axis, so one Eigen expression of fixed rank serves blocks of any rank.
+// axis, so one loop (the scan) and one Eigen expression of fixed rank (the
+// carry) serve blocks of any rank.
 #include "tessera/array/ops/scan.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <absl/strings/str_cat.h>
@@ -38,17 +40,37 @@ TensorMap<const T, 3> as_3d(const NDArray& b, size_t axis, DType dtype, NDArray&
   return keep.tensor<const T, 3>();
 }
 
+// The scan of one block, line by line of the (outer, m, inner) view: each line
+// of `inner` elements is the previous output line op this input line, so the
+// loop walks memory in order and vectorizes across the line. Eigen's
+// TensorScanOp walks each of the `inner` columns down the axis instead, a
+// stride of a whole line per element: bench/algebra prints both kernels.
 NDArray scan_block(ScanOp op, const NDArray& b, size_t axis, DType dtype) {
   NDArray out = NDArray::empty(dtype, b.shape());
   dispatch(dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       NDArray in;
       const TensorMap<const T, 3> x = as_3d<T>(b, axis, dtype, in);
-      NDArray o = out.reshape(in.shape());
+      const int64_t outer = x.dimension(0), m = x.dimension(1), inner = x.dimension(2);
+      const T* src = x.data();
+      T* dst = out.data<T>();
+      auto lines = [&](auto combine) {
+        for (int64_t o = 0; o < outer; ++o) {
+          const T* xs = src + o * m * inner;
+          T* ys = dst + o * m * inner;
+          if (m > 0) std::copy(xs, xs + inner, ys);
+          for (int64_t i = 1; i < m; ++i) {
+            const T* prev = ys + (i - 1) * inner;
+            const T* row = xs + i * inner;
+            T* cur = ys + i * inner;
+            for (int64_t j = 0; j < inner; ++j) cur[j] = combine(prev[j], row[j]);
+          }
+        }
+      };
       if (op == ScanOp::sum) {
-        o.tensor<T, 3>() = x.cumsum(1);
+        lines([](T a, T v) { return a + v; });
       } else {
-        o.tensor<T, 3>() = x.cumprod(1);
+        lines([](T a, T v) { return a * v; });
       }
     }
   });

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -160,4 +161,20 @@ TEST_CASE("argmax of the flattened array: ties across blocks keep the first posi
   CHECK(argmax(x).ndim() == 0);
   REQUIRE_THROWS_WITH_AS(argmax(zeros({3, 0}, 2)), "argmax: the array has no elements (shape (3, 0))",
                          tessera::Error);
+}
+
+TEST_CASE("a comparison with a scalar runs in the array's dtype when that holds the value, as numpy's") {
+  // float32(0.1) is not 0.1: compared as float32 (numpy's choice) they are equal;
+  // in float64 the element would be greater.
+  const Array x = from_ndarray(NDArray::full(DType::float32(), {3}, Scalar(0.1)));
+  CHECK(all(equal(x, Scalar(0.1))).compute<bool>());
+  CHECK_FALSE(any(greater(x, Scalar(0.1))).compute<bool>());
+  // Values the array's dtype cannot hold promote instead of wrapping or overflowing.
+  const Array i = from_ndarray(NDArray::full(DType::int8(), {3}, Scalar(5)));
+  CHECK_FALSE(any(greater(i, Scalar(1000))).compute<bool>());  // 1000 would wrap to -24 in int8
+  CHECK(all(greater(i, Scalar(-1000))).compute<bool>());
+  const Array u = from_ndarray(NDArray::full(DType::uint8(), {3}, Scalar(0)));
+  CHECK(all(greater(u, Scalar(-1))).compute<bool>());  // -1 would wrap to 255 in uint8
+  const Array inf = from_ndarray(NDArray::full(DType::float32(), {3}, Scalar(std::numeric_limits<double>::infinity())));
+  CHECK(all(greater(inf, Scalar(1e300))).compute<bool>());  // 1e300 would be inf in float32
 }

@@ -31,7 +31,8 @@ enum class CompareOp { equal, not_equal, less, less_equal, greater, greater_equa
 
 //! `a op b` as a bool array (broadcast). ChunkError when the shapes do not broadcast.
 Array compare(CompareOp op, const Array& a, const Array& b);
-//! `a op s` against one value.
+//! `a op s` against one value, in a's dtype when it holds s (numpy's value-based
+//! casting: float32 data against 0.1 compares with float32(0.1)), else in the promotion.
 Array compare(CompareOp op, const Array& a, const Scalar& s);
 
 inline Array equal(const Array& a, const Array& b) { return compare(CompareOp::equal, a, b); }

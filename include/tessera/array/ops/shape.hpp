@@ -6,7 +6,10 @@
 // `concatenate` and `stack` join arrays along an axis, each input block keeping
 // its identity (an alias, or a cast when the dtypes are promoted). Before joining,
 // the inputs' other axes are rechunked to the first input's chunks, so every
-// output block comes from exactly one input block.
+// output block comes from exactly one input block. `reshape` follows dask: the
+// new shape merges runs of adjacent axes or splits an axis into adjacent ones,
+// the input is rechunked first where its blocks do not allow that block by
+// block, then each block is reshaped (a view when it is contiguous).
 //
 // @code
 //   namespace ta = tessera::array;
@@ -15,6 +18,7 @@
 //   ta::Array e = ta::expand_dims(x, 1);                  // x[:, None]
 //   ta::Array c = ta::concatenate({x, y}, 0);             // np.concatenate([x, y], axis=0)
 //   ta::Array s = ta::stack({x, y}, -1);
+//   ta::Array r = ta::reshape(x, {-1, 4});                 // x.reshape(-1, 4)
 // @endcode
 //
 // Thread-safe: these functions only build graphs.
@@ -44,5 +48,16 @@ Array expand_dims(const Array& x, int axis);
 Array concatenate(const std::vector<Array>& arrays, int axis = 0);
 //! The arrays (all of one shape) stacked along a new axis `axis` of the result.
 Array stack(const std::vector<Array>& arrays, int axis = 0);
+
+//! `x` with the shape `shape` and its elements in the same C order, as numpy's
+//! reshape; one extent may be -1 (inferred from the size). Blocks follow dask's
+//! rules: axes merged into one or one axis split into several, the input
+//! rechunked first where a block-wise reshape needs it. Errors: a second -1,
+//! another negative extent, a size that differs from x's, and (unless x is one
+//! block) a new shape that is not made of merges and splits of adjacent axes.
+//! @code
+//!   ta::Array y = ta::reshape(x, {6, -1});   // (6, 5, 4) in (3, 2, 2) blocks: (6, 20), chunks ((3, 3), (4, 4, 4, 4, 4))
+//! @endcode
+Array reshape(const Array& x, const Shape& shape);
 
 }  // namespace tessera::array
