@@ -60,16 +60,13 @@ bool Run::start() {
 }
 
 void Run::work(int worker) noexcept {
-  Worker w{worker, {}};
-  if (limit_ > 0) {
-    work_limited(w);
-    return;
-  }
+  Worker w(worker);
+  if (limit_ > 0) w.ledger = &ledgers_[static_cast<size_t>(worker)];
   uint32_t task = 0;
   bool have;
   {
     Lock lk(lock_);
-    have = pop_or_wait(lk, task);
+    have = pop_or_wait(lk, w, task);
   }
   while (have) {
     if (task_hooks_ && !call_pretask(task, worker)) return;
@@ -77,14 +74,22 @@ void Run::work(int worker) noexcept {
     if (!run_task(task, result)) return;
     have = complete(w, task, std::move(result), task);
   }
+  // With a memory limit the loop above stops where the run switched to its
+  // budget, and the budget's loop goes on from there.
+  if (w.handover != Handover::none) work_limited(w);
 }
 
-// With lk held: the next task, or false when the run is over for this worker.
-bool Run::pop_or_wait(Lock& lk, uint32_t& next) {
+// With lk held: the next task, or false when the run is over for this worker
+// (or, with a memory limit, when the run is under its budget: w.handover).
+bool Run::pop_or_wait(Lock& lk, Worker& w, uint32_t& next) {
   for (;;) {
     if (stopping_.load(std::memory_order_relaxed) || done_) return false;
     if (options_.cancel.cancelled()) {
       stop_locked({Failure::Kind::cancelled, 0, nullptr});
+      return false;
+    }
+    if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) {
+      w.handover = Handover::pop;
       return false;
     }
     if (!stack_.empty()) {
@@ -154,28 +159,64 @@ bool Run::run_task(uint32_t task, Value& result) {
 }
 
 bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
-  const size_t bytes = result.nbytes();
-  values_[task] = std::move(result);
-  size_t released = 0, released_bytes = 0;
-  release_inputs(task, released, released_bytes);
+  const Settle s = finish_task(task, std::move(result));
   if (task_hooks_) {
     // posttask sees the run after this task, before any of its dependents starts.
     {
       std::lock_guard lk(lock_);
-      account(bytes, released, released_bytes);
+      if (!settle_plain_locked(w, s)) return false;
     }
     if (!call_posttask(task, w.id)) return false;
-    collect_ready(w, task);
+    // Made ready and pushed in one critical section, as below: the switch to the
+    // budget reads a task whose inputs are all done and that is neither on the
+    // stack nor settled as one running.
     Lock lk(lock_);
+    collect_ready(w, task);
     return push_and_pop(lk, w, next);
   }
   // Accounted before any dependent can become ready: a dependent that another
   // input's completion makes ready may run, and release this result, at once;
   // released before it was counted, it would take the bytes held below zero.
   Lock lk(lock_);
-  account(bytes, released, released_bytes);
+  if (!settle_plain_locked(w, s)) return false;
   collect_ready(w, task);
   return push_and_pop(lk, w, next);
+}
+
+// Outside the lock: the result stored, the inputs whose last reader this task
+// was released.
+Run::Settle Run::finish_task(uint32_t task, Value result) {
+  Settle s{task, result.nbytes()};
+  // Before the switch to the budget the bytes held stay under the target, so
+  // settling can find inputs + result over the limit only for a result larger
+  // than limit - target: its inputs are summed here, while this task holds them.
+  if (limit_ > 0 && s.bytes > limit_ - target_bytes_) s.inputs = inputs_bytes(task, false);
+  values_[task] = std::move(result);
+  release_inputs(task, s.released, s.released_bytes);
+  return s;
+}
+
+// With lock_ held: the plain loop's accounting. With a memory limit the task
+// also goes into the worker's ledger, and the run switches to its budget when
+// the bytes held pass the target. False when the budget was on already: the
+// task is settled under it (w.handover).
+bool Run::settle_plain_locked(Worker& w, const Settle& s) {
+  if (limit_ > 0) {
+    if (budget_.load(std::memory_order_relaxed)) {
+      w.handover = Handover::settle;
+      w.pending = s;
+      return false;
+    }
+    // Before the switch the bytes held are at most the target (see finish_task).
+    if (s.bytes > limit_ - target_bytes_ && held_bytes_.load(std::memory_order_relaxed) + s.bytes > limit_ &&
+        s.inputs + s.bytes > limit_) {
+      memory_error_locked(s.task, s.inputs + s.bytes, "for its inputs and its result together");
+    }
+    w.ledger->settled[w.ledger->count++] = {s.task, s.bytes};
+  }
+  account(s.bytes, s.released, s.released_bytes);
+  if (limit_ > 0 && held_bytes_.load(std::memory_order_relaxed) > target_bytes_) switch_to_budget();
+  return true;
 }
 
 // Drops each input whose last reader this task was (requested ones keep a use).
@@ -216,6 +257,10 @@ void Run::account(size_t bytes, size_t released_count, size_t released_bytes) {
 }
 
 bool Run::push_and_pop(Lock& lk, Worker& w, uint32_t& next) {
+  if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) {
+    w.handover = Handover::step;
+    return false;
+  }
   --running_;
   if (!stopping_.load(std::memory_order_relaxed)) {
     stack_.insert(stack_.end(), w.ready.begin(), w.ready.end());
@@ -223,7 +268,7 @@ bool Run::push_and_pop(Lock& lk, Worker& w, uint32_t& next) {
     if (w.ready.size() > 1) wake_locked(false);
   }
   w.ready.clear();
-  return pop_or_wait(lk, next);
+  return pop_or_wait(lk, w, next);
 }
 
 void Run::fail(Failure::Kind kind, uint32_t task, std::exception_ptr error) {

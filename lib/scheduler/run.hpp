@@ -67,9 +67,35 @@ class Run final : public RunState {
   Result finish();
 
  private:
+  // With a memory limit, until the switch to the budget: the tasks each worker
+  // settled and their results' bytes, in memory of its own (a per-task array
+  // written by both workers would bounce cache lines between them on every
+  // task), written under lock_. Room for every task, touched only as it fills.
+  // The switch reads them to fill the per-task arrays below.
+  struct Settled {
+    uint32_t task;
+    size_t bytes;
+  };
+  struct alignas(64) Ledger {
+    std::unique_ptr<Settled[]> settled;
+    size_t count = 0;
+  };
+  // A finished task's figures, from its completion to its settling under lock_.
+  struct Settle {
+    uint32_t task = 0;
+    size_t bytes = 0, inputs = 0, released = 0, released_bytes = 0;
+  };
+  // With a memory limit, where a worker's plain loop stopped when the run switched
+  // to its budget, for the budget's loop to go on from: pop the next task, push
+  // what the last one made ready and pop, or settle the last one first.
+  enum class Handover : uint8_t { none, pop, step, settle };
   struct Worker {
+    explicit Worker(int worker) : id(worker) {}
     int id;
     std::vector<uint32_t> ready;  // made ready by the task just completed
+    Handover handover = Handover::none;
+    Settle pending;               // with Handover::settle
+    Ledger* ledger = nullptr;     // with a memory limit, before the switch
   };
   // What a worker does outside the lock under a budget: results to write to
   // disk (with a copy of each value, taken under the lock), results to bring
@@ -92,7 +118,7 @@ class Run final : public RunState {
     uint32_t task;
   };
 
-  bool pop_or_wait(Lock& lk, uint32_t& next);
+  bool pop_or_wait(Lock& lk, Worker& w, uint32_t& next);
   bool idle_locked(Lock& lk);
   void wait_for_change(uint32_t epoch) const;
   bool run_task(uint32_t task, Value& result);
@@ -101,6 +127,7 @@ class Run final : public RunState {
   void collect_ready(Worker& w, uint32_t task);
   void account(size_t bytes, size_t released_count, size_t released_bytes);
   bool push_and_pop(Lock& lk, Worker& w, uint32_t& next);
+  bool settle_plain_locked(Worker& w, const Settle& s);
   void fail(Failure::Kind kind, uint32_t task, std::exception_ptr error);
   void stop_locked(Failure failure);
   void wake_locked(bool always);
@@ -115,8 +142,10 @@ class Run final : public RunState {
   // The budget (run_budget.cpp).
   enum class Pop { task, io, over };
   void work_limited(Worker& w) noexcept;
-  Pop complete_limited(Worker& w, uint32_t task, Value result, uint32_t& next, Io& io);
-  void settle_locked(uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io);
+  Settle finish_task(uint32_t task, Value result);
+  Pop settle_and_step(Worker& w, const Settle& s, uint32_t& next, Io& io);
+  size_t inputs_bytes(uint32_t task, bool settled) const;
+  void settle_locked(const Settle& s, Io& io);
   Pop step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io);
   Pop pop_limited(Lock& lk, uint32_t& next, Io& io);
   void prepare_budget();
@@ -157,13 +186,13 @@ class Run final : public RunState {
   Failure failure_;
   alignas(64) std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers
 
-  // With a memory limit. Filled as tasks finish, whether the budget is on or not.
   const size_t limit_ = 0;
   size_t target_bytes_ = 0, pause_bytes_ = 0;
+  std::unique_ptr<Ledger[]> ledgers_;  // per worker, before the switch
+  // Guarded by lock_ once budget_ is set (allocated by the switch).
+  std::atomic<bool> budget_{false};
   std::unique_ptr<size_t[]> bytes_;                     // per task: its result's bytes
   std::unique_ptr<std::atomic<uint8_t>[]> task_state_;  // per task; kFinished once settled
-  // Guarded by lock_ once budget_ is set.
-  std::atomic<bool> budget_{false};
   std::vector<uint8_t> node_state_, tier_, leaving_flag_;
   std::vector<uint32_t> pins_;
   std::vector<int64_t> file_;

@@ -1,9 +1,10 @@
 // A run with a memory limit (GetOptions::memory_limit).
 //
 // Until the bytes held first pass the target fraction, the worker loop is the
-// plain one plus, per task, the result's size and the task's state stored, so
-// a limit that is never approached costs next to nothing (bench/overhead has
-// the row). On the first crossing the run switches to its budget, once:
+// plain one plus, per task, its id and its result's size written to a ledger of
+// the worker's own, so a limit that is never approached costs next to nothing
+// (bench/overhead has the row). On the first crossing the run switches to its
+// budget, once:
 //
 // - Ready tasks sit in three LIFO stacks by their effect on memory: `releasing`
 //   (some input has this task as its last reader, so finishing it frees that
@@ -71,23 +72,31 @@ void return_cached_memory() {
 }  // namespace
 
 void Run::prepare_budget() {
-  const uint32_t nt = plan_.num_tasks();
+  const double target = options_.memory_target, pause = options_.memory_pause;
+  if (!(target > 0 && target <= pause && pause <= 1)) {
+    throw Error(absl::StrCat("GetOptions: expected 0 < memory_target <= memory_pause <= 1, found memory_target ",
+                             target, " and memory_pause ", pause));
+  }
   memory_limit_ = limit_;
   target_bytes_ = static_cast<size_t>(static_cast<double>(limit_) * options_.memory_target);
   pause_bytes_ = static_cast<size_t>(static_cast<double>(limit_) * options_.memory_pause);
-  bytes_ = std::make_unique<size_t[]>(nt);
-  task_state_ = std::make_unique<std::atomic<uint8_t>[]>(nt);
-  for (uint32_t t = 0; t < nt; ++t) task_state_[t].store(kWaiting, std::memory_order_relaxed);
+  ledgers_ = std::make_unique<Ledger[]>(static_cast<size_t>(num_workers_));
+  for (int i = 0; i < num_workers_; ++i) {
+    ledgers_[static_cast<size_t>(i)].settled = std::make_unique_for_overwrite<Settled[]>(plan_.num_tasks());
+  }
   store_ = std::make_unique<SpillStore>(options_.scratch_dir, options_.disk_limit);
 }
 
+// The budget's loop, from where the plain loop stopped (Worker::handover).
 void Run::work_limited(Worker& w) noexcept {
   Io io;
   uint32_t task = 0;
   Pop p;
-  {
+  if (w.handover == Handover::settle) {
+    p = settle_and_step(w, w.pending, task, io);
+  } else {
     Lock lk(lock_);
-    p = pop_limited(lk, task, io);
+    p = w.handover == Handover::step ? step_locked(lk, w, task, io) : pop_limited(lk, task, io);
   }
   for (;;) {
     if (p == Pop::over) {
@@ -104,79 +113,83 @@ void Run::work_limited(Worker& w) noexcept {
     if (task_hooks_ && !call_pretask(task, w.id)) return;
     Value result;
     if (!run_task(task, result)) return;
-    p = complete_limited(w, task, std::move(result), task, io);
+    p = settle_and_step(w, finish_task(task, std::move(result)), task, io);
     // Under the budget the inputs this task released go back to the system too.
-    if (budget_.load(std::memory_order_relaxed)) return_cached_memory();
+    return_cached_memory();
   }
 }
 
-Run::Pop Run::complete_limited(Worker& w, uint32_t task, Value result, uint32_t& next, Io& io) {
-  const size_t bytes = result.nbytes();
-  values_[task] = std::move(result);
-  bytes_[task] = bytes;
-  size_t released = 0, released_bytes = 0;
-  release_inputs(task, released, released_bytes);
+Run::Pop Run::settle_and_step(Worker& w, const Settle& s, uint32_t& next, Io& io) {
   if (task_hooks_) {
     {
       std::lock_guard lk(lock_);
-      settle_locked(task, bytes, released, released_bytes, io);
+      settle_locked(s, io);
     }
-    if (!call_posttask(task, w.id)) return Pop::over;
-    collect_ready(w, task);
+    if (!call_posttask(s.task, w.id)) return Pop::over;
+    collect_ready(w, s.task);
     Lock lk(lock_);
     return step_locked(lk, w, next, io);
   }
   // Settled before any dependent can become ready (see Run::complete).
   Lock lk(lock_);
-  settle_locked(task, bytes, released, released_bytes, io);
-  collect_ready(w, task);
+  settle_locked(s, io);
+  collect_ready(w, s.task);
   return step_locked(lk, w, next, io);
 }
 
-// With lock_ held: the finished task's accounting. Under the budget its inputs
-// are unpinned; those no reader needs any more are released (their files
-// dropped), those with one reader left promote that reader; its result becomes a
-// spill candidate. The task is kFinished only from here on, so the switch to the
-// budget (under this lock) sees a task that finished but is not settled as one
-// still running, whose inputs it pins and this call unpins.
-void Run::settle_locked(uint32_t task, size_t bytes, size_t released, size_t released_bytes, Io& io) {
+// The bytes of the task's inputs, each counted once: from the values while the
+// task holds them, or from the sizes settled (under the budget, with lock_ held).
+size_t Run::inputs_bytes(uint32_t task, bool settled) const {
   const uint32_t nt = plan_.num_tasks();
   const auto deps = plan_.dependencies(task);
+  std::vector<uint32_t> distinct(deps.begin(), deps.end());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  size_t total = 0;
+  for (uint32_t d : distinct) {
+    if (d < nt) total += settled ? bytes_[d] : values_[d].nbytes();
+  }
+  return total;
+}
+
+// With lock_ held, under the budget: the finished task's accounting. Its inputs
+// are unpinned; those no reader needs any more are released (their files
+// dropped), those with one reader left promote that reader; its result becomes a
+// spill candidate. The task counts as finished only from here on, so the switch
+// to the budget (under this lock) saw a task that finished but was not settled
+// as one still running, whose inputs it pinned and this call unpins.
+void Run::settle_locked(const Settle& s, Io& io) {
+  const uint32_t nt = plan_.num_tasks();
+  const uint32_t task = s.task;
   // The task's inputs are held until this settle (pinned, so resident), so the
   // bytes held and the result bound inputs + result from above: the inputs are
-  // summed (each once) only when that bound passes the limit, never on a run
-  // that stays below it.
-  if (held_bytes_.load(std::memory_order_relaxed) + bytes > limit_) {
-    std::vector<uint32_t> distinct(deps.begin(), deps.end());
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    size_t inputs = 0;
-    for (uint32_t d : distinct) inputs += d < nt ? bytes_[d] : 0;
-    if (inputs + bytes > limit_) memory_error_locked(task, inputs + bytes, "for its inputs and its result together");
-  }
-  task_state_[task].store(kFinished, std::memory_order_relaxed);
-  largest_result_ = std::max(largest_result_, bytes);
-  const bool budget = budget_.load(std::memory_order_relaxed);
-  if (budget) {
-    for (uint32_t d : deps) {
-      if (d >= nt) continue;
-      --pins_[d];
-      const uint32_t left = uses_[d].load(std::memory_order_relaxed);
-      if (left == 0) {
-        if (node_state_[d] == kReleased) continue;  // read twice, or by two tasks that just finished
-        node_state_[d] = kReleased;
-        if (file_[d] >= 0) io.drop_files.push_back(file_[d]);
-        file_[d] = kNoFile;
-        continue;
-      }
-      if (pins_[d] == 0) offer_locked(d);
-      if (left == 1) promote_locked(d);
+  // summed only when that bound passes the limit.
+  if (held_bytes_.load(std::memory_order_relaxed) + s.bytes > limit_) {
+    const size_t inputs = inputs_bytes(task, true);
+    if (inputs + s.bytes > limit_) {
+      memory_error_locked(task, inputs + s.bytes, "for its inputs and its result together");
     }
-    node_state_[task] = kResident;
-    offer_locked(task);
   }
-  account(bytes, released, released_bytes);
-  if (!budget && held_bytes_.load(std::memory_order_relaxed) > target_bytes_) switch_to_budget();
+  bytes_[task] = s.bytes;
+  task_state_[task].store(kFinished, std::memory_order_relaxed);
+  largest_result_ = std::max(largest_result_, s.bytes);
+  for (uint32_t d : plan_.dependencies(task)) {
+    if (d >= nt) continue;
+    --pins_[d];
+    const uint32_t left = uses_[d].load(std::memory_order_relaxed);
+    if (left == 0) {
+      if (node_state_[d] == kReleased) continue;  // read twice, or by two tasks that just finished
+      node_state_[d] = kReleased;
+      if (file_[d] >= 0) io.drop_files.push_back(file_[d]);
+      file_[d] = kNoFile;
+      continue;
+    }
+    if (pins_[d] == 0) offer_locked(d);
+    if (left == 1) promote_locked(d);
+  }
+  node_state_[task] = kResident;
+  offer_locked(task);
+  account(s.bytes, s.released, s.released_bytes);
 }
 
 // With lock_ held, after settle: push what the task made ready, make room when
@@ -184,14 +197,9 @@ void Run::settle_locked(uint32_t task, size_t bytes, size_t released, size_t rel
 Run::Pop Run::step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io) {
   --running_;
   if (!stopping_.load(std::memory_order_relaxed)) {
-    if (budget_.load(std::memory_order_relaxed)) {
-      for (uint32_t s : w.ready) push_ready_locked(s);
-      if (held_bytes_.load(std::memory_order_relaxed) + arriving_ > limit_ + leaving_) make_room_locked(0, io);
-      wake_locked(true);  // memory and pins changed: a paused worker may go on
-    } else {
-      stack_.insert(stack_.end(), w.ready.begin(), w.ready.end());
-      if (w.ready.size() > 1) wake_locked(false);
-    }
+    for (uint32_t s : w.ready) push_ready_locked(s);
+    if (held_bytes_.load(std::memory_order_relaxed) + arriving_ > limit_ + leaving_) make_room_locked(0, io);
+    wake_locked(true);  // memory and pins changed: a paused worker may go on
   }
   w.ready.clear();
   return pop_limited(lk, next, io);
@@ -206,48 +214,61 @@ Run::Pop Run::pop_limited(Lock& lk, uint32_t& next, Io& io) {
       stop_locked({Failure::Kind::cancelled, 0, nullptr});
       return Pop::over;
     }
-    bool have = false;
-    if (budget_.load(std::memory_order_relaxed)) {
-      const int k = choose_tier();
-      if (k >= 0) {
-        const uint32_t t = tiers_[k].back().task;
-        const bool paused = k != kReleasing && running_ > 0 &&
-                            held_bytes_.load(std::memory_order_relaxed) >= pause_bytes_;
-        if (!paused && admit_locked(t, k, io)) {
-          tiers_[k].pop_back();
-          next = t;
-          have = true;
-        } else if (stopping_.load(std::memory_order_relaxed)) {
-          return Pop::over;
-        }
+    const int k = choose_tier();
+    if (k >= 0) {
+      const uint32_t t = tiers_[k].back().task;
+      const bool paused =
+          k != kReleasing && running_ > 0 && held_bytes_.load(std::memory_order_relaxed) >= pause_bytes_;
+      if (!paused && admit_locked(t, k, io)) {
+        tiers_[k].pop_back();
+        next = t;
+        task_state_[next].store(kRunning, std::memory_order_relaxed);
+        ++running_;
+        return Pop::task;
       }
-      // Victims chosen (here or when the last task finished) are written before
-      // this worker waits: others may be waiting for that room, and a worker
-      // asleep with io in hand counts as neither running nor busy.
-      if (!have && !io.empty()) {
-        ++io_busy_;
-        return Pop::io;
-      }
-    } else if (!stack_.empty()) {
-      next = stack_.back();
-      stack_.pop_back();
-      have = true;
+      if (stopping_.load(std::memory_order_relaxed)) return Pop::over;
     }
-    if (have) {
-      task_state_[next].store(kRunning, std::memory_order_relaxed);
-      ++running_;
-      return Pop::task;
+    // Victims chosen (here or when the last task finished) are written before
+    // this worker waits: others may be waiting for that room, and a worker
+    // asleep with io in hand counts as neither running nor busy.
+    if (!io.empty()) {
+      ++io_busy_;
+      return Pop::io;
     }
     if (!idle_locked(lk)) return Pop::over;
   }
 }
 
-// With lock_ held, once: from the plain loop to the budget. Running tasks' inputs
-// are pinned; finished results still needed become spill candidates; the ready
-// stack is dealt into the three tiers in its order.
+// With lock_ held, once: from the plain loop to the budget. The workers' ledgers
+// become the per-task states and sizes; running tasks' inputs are pinned;
+// finished results still needed become spill candidates; the ready stack is
+// dealt into the three tiers in its order.
 void Run::switch_to_budget() {
   const uint32_t nt = plan_.num_tasks();
   budget_.store(true, std::memory_order_relaxed);
+  bytes_ = std::make_unique<size_t[]>(nt);
+  task_state_ = std::make_unique<std::atomic<uint8_t>[]>(nt);
+  for (uint32_t t = 0; t < nt; ++t) task_state_[t].store(kWaiting, std::memory_order_relaxed);
+  for (int i = 0; i < num_workers_; ++i) {
+    Ledger& l = ledgers_[static_cast<size_t>(i)];
+    for (size_t j = 0; j < l.count; ++j) {
+      const auto [t, b] = l.settled[j];
+      task_state_[t].store(kFinished, std::memory_order_relaxed);
+      bytes_[t] = b;
+      largest_result_ = std::max(largest_result_, b);
+    }
+    l = Ledger();
+  }
+  // Made ready and pushed in one critical section, so a task whose inputs are
+  // all done, not on the stack and not settled was popped: it runs (or finished
+  // and waits for this lock to settle).
+  for (uint32_t t : stack_) task_state_[t].store(kReady, std::memory_order_relaxed);
+  for (uint32_t t = 0; t < nt; ++t) {
+    if (waiting_[t].load(std::memory_order_relaxed) == 0 &&
+        task_state_[t].load(std::memory_order_relaxed) == kWaiting) {
+      task_state_[t].store(kRunning, std::memory_order_relaxed);
+    }
+  }
   node_state_.assign(nt, kNone);
   tier_.assign(nt, kAdding);
   pins_.assign(nt, 0);
@@ -609,15 +630,22 @@ void Run::add_held_locked(size_t bytes) {
 // With lock_ held: stops the run with MemoryLimitError, naming the largest results held.
 void Run::memory_error_locked(uint32_t task, size_t needed, const std::string& why) {
   std::vector<MemoryLimitError::Held> largest;
-  const bool budget = budget_.load(std::memory_order_relaxed);
-  for (uint32_t u = 0; u < plan_.num_tasks(); ++u) {
-    const bool held = budget ? node_state_[u] == kResident || node_state_[u] == kSpilling
-                             : task_state_[u].load(std::memory_order_relaxed) == kFinished &&
-                                   uses_[u].load(std::memory_order_relaxed) > 0;
-    if (!held) continue;
-    largest.push_back({plan_.key(u), bytes_[u]});
+  auto consider = [&](uint32_t u, size_t bytes) {
+    largest.push_back({plan_.key(u), bytes});
     std::sort(largest.begin(), largest.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
     if (largest.size() > 3) largest.pop_back();
+  };
+  if (budget_.load(std::memory_order_relaxed)) {
+    for (uint32_t u = 0; u < plan_.num_tasks(); ++u) {
+      if (node_state_[u] == kResident || node_state_[u] == kSpilling) consider(u, bytes_[u]);
+    }
+  } else {
+    for (int i = 0; i < num_workers_; ++i) {
+      const Ledger& l = ledgers_[static_cast<size_t>(i)];
+      for (size_t j = 0; j < l.count; ++j) {
+        if (uses_[l.settled[j].task].load(std::memory_order_relaxed) > 0) consider(l.settled[j].task, l.settled[j].bytes);
+      }
+    }
   }
   stop_locked({Failure::Kind::error, task,
                std::make_exception_ptr(MemoryLimitError(plan_.key(task), needed, limit_,
@@ -630,7 +658,7 @@ void Run::memory_error_locked(uint32_t task, size_t needed, const std::string& w
 // they are the caller's now, not bytes the run holds.
 void Run::reload_requested() {
   if (!budget_.load(std::memory_order_relaxed)) return;
-  Worker w{0, {}};
+  Worker w(0);
   for (uint32_t r : plan_.requested()) {
     if (r < plan_.num_tasks() && node_state_[r] == kSpilled) {
       node_state_[r] = kReloading;

@@ -284,3 +284,21 @@ TEST_CASE("a limit that is never reached changes nothing, and spill events reach
   CHECK(spills <= tight.spill_count);  // a result that kept its file spills again without writing
   CHECK(reloads == tight.reload_count);
 }
+
+TEST_CASE("the budget's fractions are checked: 0 < memory_target <= memory_pause <= 1") {
+  Graph g;
+  g.task("a", fn("one", [] { return 1; }));
+  for (auto [target, pause] : {std::pair{0.0, 0.8}, std::pair{0.9, 0.8}, std::pair{0.6, 1.5}, std::pair{-0.1, 0.5}}) {
+    CAPTURE(target);
+    CAPTURE(pause);
+    const GetOptions opts{.memory_limit = 1 << 20, .memory_target = target, .memory_pause = pause};
+    CHECK_THROWS_WITH_AS(get_sync(g, "a", opts),
+                         doctest::Contains("GetOptions: expected 0 < memory_target <= memory_pause <= 1, found"),
+                         Error);
+  }
+  CHECK_THROWS_WITH_AS(get(g, "a", {.memory_limit = 1 << 20, .memory_target = 0.9, .memory_pause = 0.8}),
+                       "GetOptions: expected 0 < memory_target <= memory_pause <= 1, found memory_target 0.9 and "
+                       "memory_pause 0.8",
+                       Error);
+  CHECK(get_sync(g, "a", {.memory_limit = 1 << 20, .memory_target = 1.0, .memory_pause = 1.0}).as<int>() == 1);
+}

@@ -87,7 +87,8 @@ struct GetOptions {
   //! runs, and above the limit held results spill to `scratch_dir`. When it
   //! cannot be kept, the run throws MemoryLimitError.
   size_t memory_limit = 0;
-  //! Fractions of memory_limit, as dask.distributed's worker thresholds.
+  //! Fractions of memory_limit, as dask.distributed's worker thresholds;
+  //! 0 < memory_target <= memory_pause <= 1 (get throws Error otherwise).
   double memory_target = 0.6;
   double memory_pause = 0.8;
   //! Where spilled results go: a folder `tessera-spill-*` made inside it and
