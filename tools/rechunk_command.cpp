@@ -55,7 +55,7 @@ constexpr std::string_view kUsage =
     "when DST ends in .npy).\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
     "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit, and results held\n"
-    "               beyond it spill to the scratch folder\n"
+    "               beyond it spill to the scratch folder (--memory-limit is the same option, as in graph run)\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
     "  --scratch    directory of the shuffle's scratch file and of spilled results (default: DST's directory)\n"
@@ -149,7 +149,12 @@ int run(std::vector<std::string> argv) {
   const bool overwrite = args.flag("--overwrite");
   const bool progress = !args.flag("--no-progress");
   const std::optional<std::string> chunks = args.option("--chunks");
-  const std::string max_mem_text = args.option("--max-mem").value_or("1GiB");
+  const std::optional<std::string> max_mem_option = args.option("--max-mem");
+  const std::optional<std::string> memory_limit_option = args.option("--memory-limit");
+  if (max_mem_option && memory_limit_option) {
+    throw UsageError("--max-mem and --memory-limit are one option (the memory to stay under): give one of them");
+  }
+  const std::string max_mem_text = max_mem_option.value_or(memory_limit_option.value_or("1GiB"));
   const std::string method_text = args.option("--method").value_or("auto");
   const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
   const long workers = args.int_option("--workers", hardware, 1, 4096);
