@@ -54,7 +54,7 @@ Dst convert(Src v) {
 
 template <class T>
 bool same_value(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_floating_v<T>) {
     return a == b || (std::isnan(a) && std::isnan(b));
   } else if constexpr (DType(dtype_of<T>).is_complex()) {
     return same_value(a.real(), b.real()) && same_value(a.imag(), b.imag());

@@ -41,7 +41,7 @@ const char* compare_name(CompareOp op) {
 
 template <class T>
 bool is_nan(const T& v) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_floating_v<T>) {
     return std::isnan(v);
   } else if constexpr (requires { v.imag(); }) {
     return std::isnan(v.real()) || std::isnan(v.imag());
@@ -338,7 +338,7 @@ DType scalar_compare_dtype(DType array, const Scalar& s) {
   try {
     dispatch(array, [&]<class T>() {
       const T v = s.to<T>();  // TypeError for an integer out of range
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_floating_v<T>) {
         // 1e300 is no float32 (it would become inf and equal an inf element).
         if (std::isinf(v) && !std::isinf(s.to<double>())) throw TypeError("out of range");
       }
