@@ -20,27 +20,6 @@
 using namespace tessera::array;
 using namespace tessera::array::testing;
 
-namespace {
-
-// Some elements of a floating or complex array set to NaN (in place: a fresh copy).
-NDArray with_nans(const NDArray& a, std::mt19937_64& rng) {
-  NDArray out = a.copy();
-  dispatch(out.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      for (int64_t i = 0; i < out.size(); ++i) {
-        if (rng() % 4 == 0) out.data<T>()[i] = std::nan("");
-      }
-    } else if constexpr (requires { typename T::value_type; }) {
-      for (int64_t i = 0; i < out.size(); ++i) {
-        if (rng() % 4 == 0) out.data<T>()[i] = T(std::nan(""), 0);
-      }
-    }
-  });
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(71);
   for (int round = 0; round < 8; ++round) {
@@ -67,7 +46,8 @@ TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's
                        {"ge", "a >= b", x >= y},
                        {"gs", "a > 1", x > 1},
                        {"w", "np.where(a > b, a, b)", where(x > y, x, y)},
-                       {"wc", "np.where(b, a, 0)", where(y, x, zeros({1}, 1, DType::bool_()))},
+                       // A bool zero, as tessera's: numpy's python 0 would make a bool `a` int64.
+                       {"wc", "np.where(b, a, np.zeros(1, bool))", where(y, x, zeros({1}, 1, DType::bool_()))},
                        {"nan", "np.isnan(a)", isnan(x)},
                    });
   }

@@ -54,6 +54,23 @@ inline NDArray random_block(DType dtype, const Shape& shape, std::mt19937_64& rn
   return out;
 }
 
+//! Some elements of a floating or complex array set to NaN (in a fresh copy).
+inline NDArray with_nans(const NDArray& a, std::mt19937_64& rng) {
+  NDArray out = a.copy();
+  dispatch(out.dtype(), [&]<class T>() {
+    if constexpr (is_floating_v<T>) {
+      for (int64_t i = 0; i < out.size(); ++i) {
+        if (rng() % 4 == 0) out.data<T>()[i] = static_cast<T>(std::nan(""));
+      }
+    } else if constexpr (requires { typename T::value_type; }) {
+      for (int64_t i = 0; i < out.size(); ++i) {
+        if (rng() % 4 == 0) out.data<T>()[i] = T(std::nan(""), 0);
+      }
+    }
+  });
+  return out;
+}
+
 //! Checks `got` against `want`: the same dtype and shape, integers and bools
 //! exactly, floats within a relative tolerance fit for their precision.
 inline void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
