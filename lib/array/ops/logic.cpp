@@ -392,6 +392,11 @@ Array nansum(const Array& x, const ReduceOptions& options) {
 Array nanmean(const Array& x, const ReduceOptions& options) {
   const Array count = sum(astype(not_equal(isnan(x), Scalar(true)), DType::int64()), options);
   const DType dtype = x.dtype().is_floating() || x.dtype().is_complex() ? x.dtype() : DType::float64();
+  if (dtype == DType::float16()) {
+    // A count past 65504 is no float16 (it would be inf): numpy divides by the
+    // int64 count in a wider type, then rounds the mean to float16.
+    return astype(astype(nansum(x, options), DType::float32()) / astype(count, DType::float32()), dtype);
+  }
   return nansum(x, options) / astype(count, dtype.is_complex() ? (dtype == DType::complex64() ? DType::float32()
                                                                                              : DType::float64())
                                                                : dtype);

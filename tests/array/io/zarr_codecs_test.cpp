@@ -97,7 +97,19 @@ z[...] = np.linspace(0, 1, 20)
 z = zarr.open(f'{d}/fso', mode='w', shape=(30,), chunks=(7,), dtype='<f8', compressor=Blosc(),
               filters=[FixedScaleOffset(offset=10, scale=100, dtype='<f8', astype='<u2')])
 z[...] = 10 + np.arange(30) / 100.0
+z = zarr.open(f'{d}/fso16', mode='w', shape=(30,), chunks=(7,), dtype='<f2', compressor=None,
+              filters=[FixedScaleOffset(offset=1, scale=10, dtype='<f2', astype='<i2')])
+z[...] = np.linspace(-3, 5, 30).astype('<f2')
+np.save(f'{d}/fso16.npy', z[...])
+z = zarr.open(f'{d}/delta16', mode='w', shape=(20,), chunks=(8,), dtype='<f2', compressor=Zlib(1),
+              filters=[Delta(dtype='<f2')])
+z[...] = (np.arange(20) * 0.37).astype('<f2')
+np.save(f'{d}/delta16.npy', z[...])  # numcodecs' float16 running sum rounds at each step, as tessera's
 )");
+  for (const char* name : {"fso16", "delta16"}) {
+    CAPTURE(name);
+    CHECK(array_equal(compute_all(dir / name), npy::open(dir / (std::string(name) + ".npy"))));
+  }
   NDArray delta = compute_all(dir / "delta");
   for (int i = 0; i < 50; ++i) CHECK(delta.at<int32_t>({i}) == i * 3 - 20);
   NDArray delta_f = compute_all(dir / "delta_f");
