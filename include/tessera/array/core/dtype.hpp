@@ -2,8 +2,9 @@
 //
 // A DType names one of numpy's fixed-size numeric types: bool, int8..int64,
 // uint8..uint64, float16/32/64 and complex64/128, always in the machine's (little-
-// endian) byte order; float16 elements are `Eigen::half` (IEEE binary16, whose
-// arithmetic rounds to half precision after each operation, as numpy's does). It parses and prints numpy's type strings (`<f8`, `|b1`,
+// endian) byte order. float16 elements are `Eigen::half` (IEEE binary16: each
+// operation computes in float and rounds to half precision, as numpy's does).
+// It parses and prints numpy's type strings (`<f8`, `|b1`, `<f2`,
 // `<c16`), which is how .npy headers and zarr metadata spell types, and the
 // names (`float64`). `dtype_of<T>` maps a C++ type to its DType and `dispatch`
 // runs a templated lambda with the C++ type of a runtime DType, so one kernel
