@@ -69,7 +69,7 @@ template <class T>
 T pattern(int64_t i) {
   if constexpr (std::is_same_v<T, bool>) {
     return i % 2 == 1;
-  } else if constexpr (std::is_arithmetic_v<T>) {
+  } else if constexpr (std::is_arithmetic_v<T> || is_floating_v<T>) {
     return static_cast<T>(i % 97);
   } else {
     using R = typename T::value_type;

@@ -4,8 +4,10 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 
+#include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/store.hpp"
@@ -111,4 +113,37 @@ TEST_CASE("tessera rechunk: --codec, --zarr-format 3 and --shard write what they
   CHECK(r.status == 2);
   CHECK(r.err.find("with --shard, expected positive inner chunk sizes, found 'auto'") != std::string::npos);
   CHECK(!fs::exists(dir / "x.zarr"));
+}
+
+TEST_CASE("tessera info and rechunk: a big-endian float16 .npy rechunks into zarr v2 and v3 bit for bit; info says float16") {
+  // Every float16 bit pattern (NaN payloads, subnormals, infinities): a copy that
+  // went through float anywhere would change some.
+  Dir dir;
+  NDArray h = NDArray::empty(DType::float16(), {256, 256});
+  for (int64_t i = 0; i < h.size(); ++i) {
+    const auto bits = static_cast<uint16_t>(i);
+    std::memcpy(h.data() + 2 * i, &bits, 2);
+  }
+  npy::save(dir / "h.npy", h, /*big_endian=*/true);
+  Run r = run_tessera("info " + dir / "h.npy");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("Data type          : float16\n") != std::string::npos);
+  r = run_tessera("rechunk " + dir / "h.npy " + dir / "v2.zarr --chunks 100,64 --codec blosc:lz4:5:shuffle --no-progress");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  r = run_tessera("rechunk " + dir / "v2.zarr " + dir / "v3.zarr --chunks 64,100 --zarr-format 3 --codec zstd:3 --no-progress");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  for (const char* name : {"v2.zarr", "v3.zarr"}) {
+    CAPTURE(name);
+    const NDArray got = from_zarr(dir / name).compute();
+    REQUIRE(got.dtype() == DType::float16());
+    CHECK(std::memcmp(got.data(), h.data(), h.nbytes()) == 0);
+  }
+  r = run_tessera("info " + dir / "v2.zarr");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("Data type          : float16\n") != std::string::npos);
+  CHECK(r.out.find("Codecs             : order=C, dtype=<f2\n"
+                   "                   : blosc(cname=lz4, clevel=5, shuffle=shuffle, typesize=2)\n") != std::string::npos);
+  r = run_tessera("info " + dir / "v3.zarr");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("Data type          : float16\n") != std::string::npos);
 }

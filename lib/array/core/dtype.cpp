@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::array<std::string_view, DType::count> kNames = {
     "bool",   "int8",   "int16",   "int32",   "int64",     "uint8",     "uint16",
-    "uint32", "uint64", "float32", "float64", "complex64", "complex128"};
+    "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
 
 // numpy writes '|' for types whose byte order does not matter (one byte wide).
 std::string type_string(DType d) {
@@ -21,8 +21,8 @@ std::string type_string(DType d) {
 
 [[noreturn]] void throw_unknown(std::string_view text) {
   throw TypeError(absl::StrCat("unknown dtype '", std::string(text),
-                               "': expected a numpy type string such as '<f8', '|b1', '<i4', '<c16' "
-                               "or a name such as 'float64', 'int32', 'bool', 'complex128'"));
+                               "': expected a numpy type string such as '<f8', '|b1', '<i4', '<c16', '<f2' "
+                               "or a name such as 'float64', 'int32', 'bool', 'complex128', 'float16'"));
 }
 
 }  // namespace

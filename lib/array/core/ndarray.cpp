@@ -8,6 +8,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -37,6 +38,29 @@ bool contiguous(const Shape& shape, const Strides& strides, size_t itemsize, boo
   return true;
 }
 
+// double to float16 rounded once, as numpy's astype rounds: Eigen::half(double)
+// rounds to float first, and a double just past a float16 midpoint can land on
+// the midpoint as a float, then round to even the wrong way. Rounding to float
+// toward zero with the last bit set when inexact (round to odd) keeps which side
+// of the midpoint it was; float's 13 extra bits make the second rounding right.
+Eigen::half half_from_double(double d) {
+  float f = static_cast<float>(d);
+  if (std::isfinite(f) && static_cast<double>(f) != d) {
+    if (std::abs(static_cast<double>(f)) > std::abs(d)) f = std::nextafter(f, 0.0f);
+    f = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+  }
+  return Eigen::half(f);
+}
+
+template <class Dst, class Src>
+Dst real_cast(Src v) {
+  if constexpr (std::is_same_v<Dst, Eigen::half> && std::is_same_v<Src, double>) {
+    return half_from_double(v);
+  } else {
+    return static_cast<Dst>(v);
+  }
+}
+
 template <class Dst, class Src>
 Dst convert(Src v) {
   constexpr bool dst_complex = DType(dtype_of<Dst>).is_complex();
@@ -44,17 +68,17 @@ Dst convert(Src v) {
   if constexpr (std::is_same_v<Dst, bool>) {
     return v != Src{};
   } else if constexpr (src_complex && !dst_complex) {
-    return static_cast<Dst>(v.real());
+    return real_cast<Dst>(v.real());
   } else if constexpr (dst_complex && !src_complex) {
     return Dst(static_cast<typename Dst::value_type>(v), 0);
   } else {
-    return static_cast<Dst>(v);
+    return real_cast<Dst>(v);
   }
 }
 
 template <class T>
 bool same_value(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_floating_v<T>) {
     return a == b || (std::isnan(a) && std::isnan(b));
   } else if constexpr (DType(dtype_of<T>).is_complex()) {
     return same_value(a.real(), b.real()) && same_value(a.imag(), b.imag());

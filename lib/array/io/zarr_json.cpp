@@ -20,7 +20,7 @@ namespace tessera::array::zarr::detail {
 namespace {
 
 // zarr writes NaN and the infinities as strings; v3 also as hex bit patterns
-// ("0x7fc00000" for a float32).
+// ("0x7fc00000" for a float32, "0x7e00" for a float16).
 std::optional<double> json_real(const json& v, DType dtype) {
   if (v.is_number()) return v.get<double>();
   if (!v.is_string()) return std::nullopt;
@@ -37,6 +37,7 @@ std::optional<double> json_real(const json& v, DType dtype) {
       if (d < 0) return std::nullopt;
       bits = bits << 4 | static_cast<uint64_t>(d);
     }
+    if (width == 2) return static_cast<double>(Eigen::numext::bit_cast<Eigen::half>(static_cast<uint16_t>(bits)));
     if (width == 4) return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)));
     if (width == 8) return std::bit_cast<double>(bits);
   }

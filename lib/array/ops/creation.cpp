@@ -45,7 +45,9 @@ template <class T>
 void fill_uniform(T* out, int64_t n, uint64_t state) {
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t r = splitmix64(state);
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, Eigen::half>) {  // 11 bits: every value exact, none rounds up to 1
+      out[i] = Eigen::half(static_cast<float>(r >> 53) * 0x1.0p-11f);
+    } else if constexpr (std::is_same_v<T, float>) {
       out[i] = static_cast<float>(r >> 40) * 0x1.0p-24f;
     } else {
       out[i] = static_cast<double>(r >> 11) * 0x1.0p-53;
@@ -181,7 +183,7 @@ Array ones(const Shape& shape, const ChunkSpec& chunks, DType dtype) { return fu
 
 Array random(const Shape& shape, const ChunkSpec& chunks, uint64_t seed, DType dtype) {
   if (!dtype.is_floating()) {
-    throw TypeError(absl::StrCat("random: expected a floating dtype (float32 or float64), found ",
+    throw TypeError(absl::StrCat("random: expected a floating dtype (float16, float32 or float64), found ",
                                  std::string(dtype.name())));
   }
   Chunks c = normalize_chunks(chunks, shape, dtype);
@@ -196,7 +198,9 @@ Array random(const Shape& shape, const ChunkSpec& chunks, uint64_t seed, DType d
     }
     auto f = [dtype, state, s = c.block_shape(std::vector<int64_t>(idx.begin(), idx.end()))] {
       NDArray out = NDArray::empty(dtype, s);
-      if (dtype == DType::float32()) {
+      if (dtype == DType::float16()) {
+        fill_uniform(out.data<Eigen::half>(), out.size(), state);
+      } else if (dtype == DType::float32()) {
         fill_uniform(out.data<float>(), out.size(), state);
       } else {
         fill_uniform(out.data<double>(), out.size(), state);

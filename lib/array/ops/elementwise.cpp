@@ -33,10 +33,11 @@ DType signed_of_size(size_t bytes) {
 }
 
 // The smallest float (or complex, when `complex`) that holds integers of `bytes`
-// exactly enough for numpy: 1- and 2-byte integers fit float32, wider ones need float64.
+// exactly enough for numpy: 1-byte integers fit float16, 2-byte ones float32,
+// wider ones need float64 (complex starts at complex64, numpy has no complex32).
 DType float_for_int(size_t bytes, bool complex) {
   if (complex) return bytes <= 2 ? DType::complex64() : DType::complex128();
-  return bytes <= 2 ? DType::float32() : DType::float64();
+  return bytes == 1 ? DType::float16() : bytes == 2 ? DType::float32() : DType::float64();
 }
 
 // The operation on one element type. Signed integers wrap through unsigned
@@ -121,7 +122,7 @@ DType weak_scalar_dtype(DType array, const Scalar& s) {
   switch (kind_rank(sd)) {
     case 1: return DType::int64();
     case 2: return DType::float64();
-    default: return array == DType::float32() ? DType::complex64() : DType::complex128();
+    default: return array == DType::float32() || array == DType::float16() ? DType::complex64() : DType::complex128();
   }
 }
 

@@ -50,8 +50,12 @@ NDArray arranged(const NDArray& b, const std::vector<size_t>& perm, DType dtype)
 // The sum of the products of block pairs (a0, b0, a1, b1, ...), accumulated in
 // place by Eigen's GEMM (beta = 1): no partial product is ever a block of its own.
 NDArray multiply_blocks(const Contraction& c, const ValueList& pairs) {
-  // bool products are counted in int64 and tested for nonzero (numpy's or of ands).
-  const DType work = c.dtype == DType::bool_() ? DType::int64() : c.dtype;
+  // bool products are counted in int64 and tested for nonzero (numpy's or of ands);
+  // float16 ones in float32, rounded once at the end (numpy's float16 matmul sums
+  // in float32 too, and Eigen's GEMM on Eigen::half rounds after every step).
+  const DType work = c.dtype == DType::bool_()    ? DType::int64()
+                     : c.dtype == DType::float16() ? DType::float32()
+                                                   : c.dtype;
   NDArray out;
   for (size_t p = 0; p + 1 < pairs.size(); p += 2) {
     const NDArray ma = arranged(block_value(pairs[p], "tensordot"), c.a_perm, work);
@@ -65,7 +69,7 @@ NDArray multiply_blocks(const Contraction& c, const ValueList& pairs) {
       out = NDArray::empty(work, shape);
     }
     dispatch(work, [&]<class T>() {
-      if constexpr (!std::is_same_v<T, bool>) {
+      if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Eigen::half>) {
         using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
         Eigen::Map<const Matrix> x(reinterpret_cast<const T*>(ma.data()), m, k);
         Eigen::Map<const Matrix> y(reinterpret_cast<const T*>(mb.data()), k, n);

@@ -41,7 +41,7 @@ const char* compare_name(CompareOp op) {
 
 template <class T>
 bool is_nan(const T& v) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_floating_v<T>) {
     return std::isnan(v);
   } else if constexpr (requires { v.imag(); }) {
     return std::isnan(v.real()) || std::isnan(v.imag());
@@ -338,7 +338,7 @@ DType scalar_compare_dtype(DType array, const Scalar& s) {
   try {
     dispatch(array, [&]<class T>() {
       const T v = s.to<T>();  // TypeError for an integer out of range
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_floating_v<T>) {
         // 1e300 is no float32 (it would become inf and equal an inf element).
         if (std::isinf(v) && !std::isinf(s.to<double>())) throw TypeError("out of range");
       }
@@ -392,6 +392,11 @@ Array nansum(const Array& x, const ReduceOptions& options) {
 Array nanmean(const Array& x, const ReduceOptions& options) {
   const Array count = sum(astype(not_equal(isnan(x), Scalar(true)), DType::int64()), options);
   const DType dtype = x.dtype().is_floating() || x.dtype().is_complex() ? x.dtype() : DType::float64();
+  if (dtype == DType::float16()) {
+    // A count past 65504 is no float16 (it would be inf): numpy divides by the
+    // int64 count in a wider type, then rounds the mean to float16.
+    return astype(astype(nansum(x, options), DType::float32()) / astype(count, DType::float32()), dtype);
+  }
   return nansum(x, options) / astype(count, dtype.is_complex() ? (dtype == DType::complex64() ? DType::float32()
                                                                                              : DType::float64())
                                                                : dtype);

@@ -29,14 +29,14 @@ struct Partial {
 };
 
 template <class T>
-constexpr bool is_complex_v = !std::is_arithmetic_v<T>;
+constexpr bool is_complex_v = DType(dtype_of<T>).is_complex();
 
 // Accumulator of sums: int64 for bool and signed, uint64 for unsigned, double
 // for real floats, complex<double> for complex.
 template <class T>
 using SumAcc = std::conditional_t<
     is_complex_v<T>, std::complex<double>,
-    std::conditional_t<std::is_floating_point_v<T>, double,
+    std::conditional_t<is_floating_v<T>, double,
                        std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>, uint64_t, int64_t>>>;
 // Accumulator of means: double, or complex<double>.
 template <class T>
@@ -56,7 +56,7 @@ template <class T>
 bool is_nan(T v) {
   if constexpr (is_complex_v<T>) {
     return std::isnan(v.real()) || std::isnan(v.imag());
-  } else if constexpr (std::is_floating_point_v<T>) {
+  } else if constexpr (is_floating_v<T>) {
     return std::isnan(v);
   } else {
     return false;

@@ -19,7 +19,8 @@ TEST_CASE("dtypes print and parse numpy's type strings and names") {
       {DType::int16(), "<i2", "int16", 2},        {DType::int32(), "<i4", "int32", 4},
       {DType::int64(), "<i8", "int64", 8},        {DType::uint8(), "|u1", "uint8", 1},
       {DType::uint16(), "<u2", "uint16", 2},      {DType::uint32(), "<u4", "uint32", 4},
-      {DType::uint64(), "<u8", "uint64", 8},      {DType::float32(), "<f4", "float32", 4},
+      {DType::uint64(), "<u8", "uint64", 8},      {DType::float16(), "<f2", "float16", 2},
+      {DType::float32(), "<f4", "float32", 4},
       {DType::float64(), "<f8", "float64", 8},    {DType::complex64(), "<c8", "complex64", 8},
       {DType::complex128(), "<c16", "complex128", 16},
   };
@@ -64,6 +65,13 @@ TEST_CASE("big-endian type strings parse for readers that swap, and byteswap swa
   CHECK(c[1] == 0x0201);
   CHECK(c[2] == 0x0807);
   CHECK(c[3] == 0x0605);
+  CHECK(DType::parse(">f2", &big) == DType::float16());
+  CHECK(big);
+  CHECK(DType::float16().big_endian_str() == ">f2");
+  uint16_t h[2] = {0x3c00, 0x7e00};  // 1.0 and NaN in float16
+  byteswap(reinterpret_cast<std::byte*>(h), 2, DType::float16());
+  CHECK(h[0] == 0x003c);
+  CHECK(h[1] == 0x007e);
 }
 
 TEST_CASE("C++ types map to dtypes and dispatch visits the C++ type") {
@@ -73,6 +81,8 @@ TEST_CASE("C++ types map to dtypes and dispatch visits the C++ type") {
   static_assert(dtype_of<unsigned char> == DType::uint8());
   static_assert(dtype_of<bool> == DType::bool_());
   static_assert(dtype_of<std::complex<float>> == DType::complex64());
+  static_assert(dtype_of<Eigen::half> == DType::float16() && DType::float16().is_floating());
+  static_assert(is_floating_v<Eigen::half> && is_floating_v<const double> && !is_floating_v<int>);
   static_assert(Element<int16_t> && !Element<std::string> && !Element<long double*>);
   for (int i = 0; i < DType::count; ++i) {
     DType d = static_cast<DType::Id>(i);
@@ -99,4 +109,19 @@ TEST_CASE("scalars convert to element types and refuse what does not fit") {
   REQUIRE_THROWS_AS(Scalar(1e19).to<int64_t>(), TypeError);
   REQUIRE_THROWS_AS(Scalar(-1).to<uint32_t>(), TypeError);
   REQUIRE_THROWS_AS(Scalar(std::complex<double>(1, 1)).to<double>(), TypeError);
+}
+
+TEST_CASE("float16 scalars round to nearest even and hold every float16 exactly") {
+  CHECK(Scalar(Eigen::half(0.1f)).to<double>() == 0.0999755859375);  // float16's nearest to 0.1
+  CHECK(Scalar(Eigen::half(0.1f)).dtype() == DType::float64());
+  CHECK(Scalar(2049).to<Eigen::half>() == Eigen::half(2048.0f));  // a tie: to the even 2048
+  CHECK(Scalar(2051).to<Eigen::half>() == Eigen::half(2052.0f));
+  CHECK(Scalar(65504.0).to<Eigen::half>() == Eigen::half(65504.0f));  // float16's largest
+  CHECK(std::isinf(static_cast<float>(Scalar(1e6).to<Eigen::half>())));  // numpy gives inf too
+  CHECK(std::isnan(static_cast<float>(Scalar(std::nan("")).to<Eigen::half>())));
+  CHECK(Scalar(Eigen::half(-3.5f)).to<int32_t>() == -3);
+  CHECK(Scalar(true).to<Eigen::half>() == Eigen::half(1.0f));
+  CHECK(Scalar(std::complex<double>(1.5, 0)).to<Eigen::half>() == Eigen::half(1.5f));
+  REQUIRE_THROWS_WITH_AS(Scalar(std::complex<double>(1, 1)).to<Eigen::half>(),
+                         "the value (1+1j) (complex128) cannot be represented as float16", TypeError);
 }

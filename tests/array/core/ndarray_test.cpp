@@ -107,6 +107,24 @@ TEST_CASE("assign and astype copy between layouts and dtypes") {
   CHECK(!array_equal(a, a.astype(DType::float32())));
 }
 
+TEST_CASE("astype from float64 and complex128 to float16 rounds once, as numpy's") {
+  // 1 + 2^-11 is halfway between float16's 1 and 1 + 2^-10: just above it goes
+  // up (a float in between would land on the halfway point and go to even, 1).
+  const double above = 1 + 0x1p-11 + 0x1p-40, tie = 1 + 0x1p-11, below = 1 + 3 * 0x1p-11 - 0x1p-40;
+  NDArray d = NDArray::empty(DType::float64(), {6});
+  const double values[] = {above, -above, tie, below, 65519.99, 0x1p-25 + 0x1p-60};
+  std::copy(std::begin(values), std::end(values), d.data<double>());
+  const NDArray h = d.astype(DType::float16());
+  // numpy 1.24: np.float64(v).astype(np.float16) for each value.
+  const float numpy[] = {1.0009765625f, -1.0009765625f, 1.0f, 1.0009765625f, 65504.0f, 0x1p-24f};
+  for (int i = 0; i < 6; ++i) {
+    CAPTURE(i);
+    CHECK(static_cast<float>(h.at<Eigen::half>({i})) == numpy[i]);
+  }
+  const NDArray c = d.astype(DType::complex128()).astype(DType::float16());
+  CHECK(array_equal(c, h));
+}
+
 TEST_CASE("views are checked against their buffer, and read-only buffers refuse writes") {
   Buffer b = Buffer::allocate(64);
   CHECK(NDArray(b, DType::float64(), {8}, {8}, 0).size() == 8);

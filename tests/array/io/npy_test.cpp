@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
 
 #include <absl/strings/str_cat.h>
@@ -40,7 +41,7 @@ TEST_CASE("npy: files numpy writes open as mapped views, in every dtype, order a
 import sys
 d = sys.argv[0].rsplit('/', 1)[0]
 for name in ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
-             'float32', 'float64', 'complex64', 'complex128']:
+             'float16', 'float32', 'float64', 'complex64', 'complex128']:
     a = pattern(name, (5, 7))
     np.save(f'{d}/{name}-C.npy', a)
     np.save(f'{d}/{name}-F.npy', np.asfortranarray(a))
@@ -93,7 +94,7 @@ TEST_CASE("npy: files tessera creates load in numpy, C and Fortran order" *
 import sys
 d = sys.argv[0].rsplit('/', 1)[0]
 for name in ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
-             'float32', 'float64', 'complex64', 'complex128']:
+             'float16', 'float32', 'float64', 'complex64', 'complex128']:
     for order in 'CF':
         a = np.load(f'{d}/{name}-{order}.npy')
         assert a.dtype == np.dtype(name), (name, a.dtype)
@@ -217,11 +218,11 @@ TEST_CASE("npy: big-endian files read into native order (in from_npy's blocks to
   run_python(dir, std::string(kPythonPattern) + R"(
 import sys
 d = sys.argv[0].rsplit('/', 1)[0]
-for t in ['>f8', '>i4', '>u2', '>c8']:
+for t in ['>f8', '>i4', '>u2', '>c8', '>f2']:
     np.save(f'{d}/be{t[1:]}.npy', pattern(t, (5, 3)))
 np.save(f'{d}/fbe.npy', np.asfortranarray(pattern('>i8', (4, 6))))
 )");
-  for (DType dtype : {DType::float64(), DType::int32(), DType::uint16(), DType::complex64()}) {
+  for (DType dtype : {DType::float64(), DType::int32(), DType::uint16(), DType::complex64(), DType::float16()}) {
     const std::string path = dir / ("be" + dtype.str().substr(1) + ".npy");
     CAPTURE(path);
     CHECK(npy::read_header(path).big_endian);
@@ -235,10 +236,48 @@ np.save(f'{d}/fbe.npy', np.asfortranarray(pattern('>i8', (4, 6))))
   CHECK(run_python(dir, std::string(kPythonPattern) + R"(
 import sys
 d = sys.argv[0].rsplit('/', 1)[0]
-for t in ['>f8', '>i4', '>u2', '>c8']:
+for t in ['>f8', '>i4', '>u2', '>c8', '>f2']:
     a = np.load(f'{d}/out{t[1:]}.npy')
     assert a.dtype == np.dtype(t), a.dtype
     assert np.array_equal(a, pattern(t, (5, 3))), a
+print('ok')
+)") == "ok\n");
+}
+
+TEST_CASE("npy: every float16 bit pattern numpy writes, in both byte orders, reads back bit for bit, and back" *
+          python_peer::needed()) {
+  // All 65536 patterns: subnormals, infinities and NaNs with payloads included,
+  // so a conversion through float anywhere on the way would show.
+  TempDir dir;
+  run_python(dir, R"(
+import sys
+d = sys.argv[0].rsplit('/', 1)[0]
+bits = np.arange(65536, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
+np.save(f'{d}/le.npy', bits.view('<f2'))
+np.save(f'{d}/be.npy', bits.view('<f2').astype('>f2'))
+)");
+  NDArray bits = NDArray::empty(DType::uint16(), {256, 256});
+  for (int64_t i = 0; i < bits.size(); ++i) bits.data<uint16_t>()[i] = static_cast<uint16_t>(i);
+  for (const char* name : {"le.npy", "be.npy"}) {
+    CAPTURE(name);
+    const std::string path = dir / name;
+    CHECK(npy::read_header(path).big_endian == (name[0] == 'b'));
+    const NDArray a = from_npy(path, {100, 77}).compute({.num_workers = 2});
+    REQUIRE(a.dtype() == DType::float16());
+    CHECK(std::memcmp(a.data(), bits.data(), bits.nbytes()) == 0);
+  }
+  NDArray h = NDArray::empty(DType::float16(), {256, 256});
+  std::memcpy(h.data(), bits.data(), bits.nbytes());
+  npy::save(dir / "out-le.npy", h);
+  npy::save(dir / "out-be.npy", h, /*big_endian=*/true);
+  CHECK(run_python(dir, R"(
+import sys
+d = sys.argv[0].rsplit('/', 1)[0]
+bits = np.arange(65536, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
+for name, t in [('out-le', '<f2'), ('out-be', '>f2')]:
+    a = np.load(f'{d}/{name}.npy')
+    assert a.dtype == np.dtype(t), a.dtype
+    assert np.array_equal(a.astype('<f2').view(np.uint16), bits), name
 print('ok')
 )") == "ok\n");
 }

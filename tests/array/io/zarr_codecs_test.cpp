@@ -3,11 +3,14 @@
 // tessera writes reads back in zarr-python, values and metadata compared.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "array/support.hpp"
 #include "python_peer.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/store.hpp"
@@ -46,12 +49,12 @@ TEST_CASE("zarr v2: every compressor zarr-python writes reads back, in the graph
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
 for name, c in COMPRESSORS.items():
-    for dtype in ['<f8', '<i2', '|u1', '<c8']:
+    for dtype in ['<f8', '<i2', '|u1', '<c8', '<f2']:
         z = zarr.open(f'{d}/{name}{dtype[1:]}', mode='w', shape=(9, 7), chunks=(4, 3), dtype=dtype, compressor=c)
         z[...] = pattern(dtype, (9, 7))
 )");
   for (const char* name : kCompressors) {
-    for (DType dtype : {DType::float64(), DType::int16(), DType::uint8(), DType::complex64()}) {
+    for (DType dtype : {DType::float64(), DType::int16(), DType::uint8(), DType::complex64(), DType::float16()}) {
       const std::string path = dir / (std::string(name) + dtype.str().substr(1));
       CAPTURE(path);
       zarr::Store z = zarr::open(path);
@@ -94,7 +97,19 @@ z[...] = np.linspace(0, 1, 20)
 z = zarr.open(f'{d}/fso', mode='w', shape=(30,), chunks=(7,), dtype='<f8', compressor=Blosc(),
               filters=[FixedScaleOffset(offset=10, scale=100, dtype='<f8', astype='<u2')])
 z[...] = 10 + np.arange(30) / 100.0
+z = zarr.open(f'{d}/fso16', mode='w', shape=(30,), chunks=(7,), dtype='<f2', compressor=None,
+              filters=[FixedScaleOffset(offset=1, scale=10, dtype='<f2', astype='<i2')])
+z[...] = np.linspace(-3, 5, 30).astype('<f2')
+np.save(f'{d}/fso16.npy', z[...])
+z = zarr.open(f'{d}/delta16', mode='w', shape=(20,), chunks=(8,), dtype='<f2', compressor=Zlib(1),
+              filters=[Delta(dtype='<f2')])
+z[...] = (np.arange(20) * 0.37).astype('<f2')
+np.save(f'{d}/delta16.npy', z[...])  # numcodecs' float16 running sum rounds at each step, as tessera's
 )");
+  for (const char* name : {"fso16", "delta16"}) {
+    CAPTURE(name);
+    CHECK(array_equal(compute_all(dir / name), npy::open(dir / (std::string(name) + ".npy"))));
+  }
   NDArray delta = compute_all(dir / "delta");
   for (int i = 0; i < 50; ++i) CHECK(delta.at<int32_t>({i}) == i * 3 - 20);
   NDArray delta_f = compute_all(dir / "delta_f");
@@ -109,11 +124,11 @@ TEST_CASE("zarr v2: big-endian arrays read into native order and write back big-
           python_peer::needed()) {
   TempDir dir;
   run_python(dir, std::string(kPythonPattern) + kSetup + R"(
-for dtype in ['>f8', '>i4', '>u2', '>c16']:
+for dtype in ['>f8', '>i4', '>u2', '>c16', '>f2']:
     z = zarr.open(f'{d}/be{dtype[1:]}', mode='w', shape=(6, 5), chunks=(4, 2), dtype=dtype, compressor=Zstd(1) if dtype != '>u2' else None)
     z[...] = pattern(dtype, (6, 5))
 )");
-  for (DType dtype : {DType::float64(), DType::int32(), DType::uint16(), DType::complex128()}) {
+  for (DType dtype : {DType::float64(), DType::int32(), DType::uint16(), DType::complex128(), DType::float16()}) {
     const std::string path = dir / ("be" + dtype.str().substr(1));
     CAPTURE(path);
     zarr::Store z = zarr::open(path);
@@ -127,10 +142,61 @@ for dtype in ['>f8', '>i4', '>u2', '>c16']:
     w.write_chunk({0, 0}, pattern_array(dtype, {4, 2}));
   }
   CHECK(run_python(dir, std::string(kPythonPattern) + kSetup + R"(
-for dtype in ['>f8', '>i4', '>u2', '>c16']:
+for dtype in ['>f8', '>i4', '>u2', '>c16', '>f2']:
     z = zarr.open(f'{d}/copy{dtype[1:]}', mode='r')
     assert z.dtype == np.dtype(dtype), z.dtype
     assert np.array_equal(z[0:4, 0:2], pattern(dtype, (4, 2))), z[0:4, 0:2]
+print('ok')
+)") == "ok\n");
+}
+
+TEST_CASE("zarr v2: float16 both ways with zarr-python: fractions, NaN, infinities, fill values, both byte orders" *
+          python_peer::needed()) {
+  // Values that are not small integers (each rounded to float16 by numpy), so
+  // a conversion through another precision, or bytes in the wrong order, shows.
+  TempDir dir;
+  run_python(dir, std::string(kSetup) + R"(
+import numpy as np
+v = (np.random.default_rng(3).normal(0, 300, (9, 7))).astype('<f2')
+v[0, 0], v[1, 1], v[2, 2], v[3, 3] = np.nan, np.inf, -np.inf, 6e-8  # 6e-8: a subnormal
+np.save(f'{d}/values.npy', v)
+for name, dtype, c, fill in [('blosc', '<f2', Blosc('lz4', 5, Blosc.SHUFFLE), 0.1), ('zstd_be', '>f2', Zstd(3), float('nan')),
+                             ('raw', '<f2', None, float('-inf')), ('bitshuffle_be', '>f2', Blosc('zstd', 3, Blosc.BITSHUFFLE), -2.5)]:
+    z = zarr.open(f'{d}/{name}', mode='w', shape=(9, 7), chunks=(4, 3), dtype=dtype, compressor=c, fill_value=fill)
+    z[0:8, :] = v[0:8, :]  # the last row's chunks are never written: they read as the fill value
+)");
+  const NDArray v = npy::open(dir / "values.npy");
+  REQUIRE(v.dtype() == DType::float16());
+  const std::pair<const char*, double> stores[] = {
+      {"blosc", 0.0999755859375}, {"zstd_be", NAN}, {"raw", -INFINITY}, {"bitshuffle_be", -2.5}};
+  for (const auto& [name, fill] : stores) {
+    CAPTURE(name);
+    const zarr::Store z = zarr::open(dir / name);
+    CHECK(z.dtype() == DType::float16());
+    CHECK(z.metadata().big_endian == (std::string(name).ends_with("_be")));
+    REQUIRE(z.metadata().fill_value);
+    CHECK(*z.metadata().fill_value == Scalar(fill));
+    NDArray want = v.copy();
+    want.slice({Slice{8, 9}, Slice::all()}).fill(Scalar(fill));
+    CHECK(array_equal(compute_all(dir / name), want));
+  }
+  // And back: tessera's float16 in zarr-python, blosc told the element is 2 bytes.
+  const Array x = from_ndarray(v, {{4, 4, 1}, {3, 3, 1}});
+  store(x, dir / "w_blosc", {.compute = {.num_workers = 2}, .zarr = {.codec = "blosc:lz4:5:shuffle"}});
+  store(x, dir / "w_zstd", {.compute = {.num_workers = 2}, .zarr = {.codec = "zstd:3"}});
+  zarr::create(dir / "w_fill", DType::float16(), {3}, {2}, Scalar(Eigen::half(0.1f)));
+  CHECK(run_python(dir, std::string(kSetup) + R"(
+import numpy as np
+v = np.load(f'{d}/values.npy')
+for name in ['w_blosc', 'w_zstd']:
+    z = zarr.open(f'{d}/{name}', mode='r')
+    assert z.dtype == np.dtype('<f2'), z.dtype
+    assert np.array_equal(z[...].view('<u2'), v.view('<u2')), (name, z[...])
+raw = open(f'{d}/w_blosc/0.0', 'rb').read()
+assert raw[3] == 2, raw[:16]  # blosc's header: the typesize byte
+f = zarr.open(f'{d}/w_fill', mode='r')
+assert f.fill_value == np.float16(0.1) and f.dtype == np.float16, f.fill_value
+assert np.array_equal(f[...], np.full(3, 0.1, '<f2')), f[...]
 print('ok')
 )") == "ok\n");
 }

@@ -53,7 +53,7 @@ NDArray read_all_into(const zarr::Store& z) {
 
 const char* const kNames = R"(
 NAMES = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
-         'float32', 'float64', 'complex64', 'complex128']
+         'float16', 'float32', 'float64', 'complex64', 'complex128']
 import sys, os, zarr
 d = sys.argv[0].rsplit('/', 1)[0]
 )";

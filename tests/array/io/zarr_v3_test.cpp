@@ -10,6 +10,7 @@
 // chunks, big-endian, crc32c), which follows the spec byte by byte.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "array/support.hpp"
 #include "python_peer.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/store.hpp"
@@ -83,7 +85,7 @@ def crc32c(data):
             c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
     return c ^ 0xFFFFFFFF
 def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='little', compress=False,
-                  inner_crc=False, fill=0):
+                  inner_crc=False, fill=0, fill_json=None):
     os.makedirs(path, exist_ok=True)
     bytes_codec = {'name': 'bytes', 'configuration': {'endian': endian}}
     inner_codecs = [bytes_codec] + ([{'name': 'gzip', 'configuration': {'level': 1}}] if compress else []) + \
@@ -91,7 +93,7 @@ def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='l
     meta = {'zarr_format': 3, 'node_type': 'array', 'shape': list(arr.shape), 'data_type': str(arr.dtype.newbyteorder('=')),
             'chunk_grid': {'name': 'regular', 'configuration': {'chunk_shape': list(shard)}},
             'chunk_key_encoding': {'name': 'default', 'configuration': {'separator': '/'}},
-            'fill_value': fill, 'attributes': {}, 'dimension_names': ['y', None][:arr.ndim],
+            'fill_value': fill if fill_json is None else fill_json, 'attributes': {}, 'dimension_names': ['y', None][:arr.ndim],
             'codecs': [{'name': 'sharding_indexed', 'configuration': {'chunk_shape': list(inner), 'codecs': inner_codecs,
                         'index_codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'crc32c'}],
                         'index_location': index_at}}]}
@@ -178,6 +180,59 @@ write_sharded(f'{d}/big', pattern('<f8', (7, 8)), (4, 8), (2, 4), endian='big', 
   CHECK(array_equal(from_zarr(dir / "holes").compute({.num_workers = 2}), holes));
   CHECK(array_equal(from_zarr(dir / "big").compute({.num_workers = 2}), pattern_array(DType::float64(), {7, 8})));
   CHECK(zarr::open(dir / "end").metadata().dimension_names == std::vector<std::string>{"y", ""});
+}
+
+TEST_CASE("zarr v3: float16 both ways with the independent encoder: sharded, big-endian, gzip, hex and NaN fill values" *
+          python_peer::needed()) {
+  // zarrita 0.7.5 maps float16 to globalThis.Float16Array, which Node 20 lacks
+  // (the zarrita case below shows its refusal), so float16 v3 is checked against
+  // the spec-following encoder above and, the other way, by numpy reading the
+  // chunk files' bytes.
+  TempDir dir;
+  run_python(dir, std::string(kShardWriter) + R"(
+v = np.random.default_rng(5).normal(0, 50, (7, 8)).astype('<f2')
+v[0, 1], v[2, 3] = np.nan, -np.inf
+np.save(f'{d}/values.npy', v)
+write_sharded(f'{d}/le', v, (4, 4), (2, 2), compress=True, missing={((0, 1), (1, 0))}, fill=np.nan, fill_json='0x7e00')
+write_sharded(f'{d}/be', v, (4, 8), (2, 4), endian='big', inner_crc=True, missing={((1, 0), (0, 1))}, fill=1.0, fill_json='0x3c00')
+write_sharded(f'{d}/nan', v, (4, 4), (2, 2), missing={((0, 0), (0, 0))}, fill=np.nan, fill_json='NaN')
+)");
+  const NDArray v = npy::open(dir / "values.npy");
+  REQUIRE(v.dtype() == DType::float16());
+  struct Case {
+    const char* name;
+    Slice rows, cols;
+    double fill;
+  };
+  for (const Case& c : {Case{"le", {2, 4}, {4, 6}, NAN}, Case{"be", {4, 6}, {4, 8}, 1.0}, Case{"nan", {0, 2}, {0, 2}, NAN}}) {
+    CAPTURE(c.name);
+    const zarr::Store z = zarr::open(dir / c.name);
+    CHECK(z.dtype() == DType::float16());
+    CHECK(*z.metadata().fill_value == Scalar(c.fill));
+    NDArray want = v.copy();
+    want.slice({c.rows, c.cols}).fill(Scalar(c.fill));
+    CHECK(array_equal(from_zarr(dir / c.name).compute({.num_workers = 2}), want));
+  }
+  // tessera's float16 v3: the metadata, and the raw chunks' bytes as numpy reads them.
+  const Array x = from_ndarray(v, {4, 5});
+  store(x, dir / "w", {.zarr = {.zarr_format = 3, .codec = "none"}});
+  store(x, dir / "s", {.zarr = {.zarr_format = 3, .codec = "blosc:lz4:5:shuffle", .inner_chunks = {2, 5}}});
+  CHECK(array_equal(from_zarr(dir / "s").compute({.num_workers = 2}), v));
+  CHECK(run_python(dir, R"(
+import json, sys
+import numpy as np
+d = sys.argv[0].rsplit('/', 1)[0]
+v = np.load(f'{d}/values.npy')
+m = json.load(open(f'{d}/w/zarr.json'))
+assert m['data_type'] == 'float16' and m['shape'] == [7, 8], m
+for i in range(2):
+    for j in range(2):
+        got = np.fromfile(f'{d}/w/c/{i}/{j}', dtype='<f2').reshape(4, 5)
+        want = v[4 * i:4 * i + 4, 5 * j:5 * j + 5]
+        assert np.array_equal(got[:want.shape[0], :want.shape[1]], want, equal_nan=True), (i, j, got)
+assert json.load(open(f'{d}/s/zarr.json'))['data_type'] == 'float16'
+print('ok')
+)") == "ok\n");
 }
 
 TEST_CASE("zarr v3: bad stores name the chunk and the path: truncated shard index, crc32c mismatch, corrupt inner chunk, unknown codec" *
@@ -290,6 +345,23 @@ TEST_CASE("zarr v3: zarrita reads what tessera writes, plain and sharded, gzip, 
   const auto out = run_zarrita(dir, check);
   if (!out) return;
   CHECK(*out == "w0 ok\nw1 ok\nw2 ok\nw3 ok\ns0 ok\ns1 ok\ns2 ok\ns3 ok\n");
+}
+
+TEST_CASE("zarr v3: zarrita 0.7.5 under Node 20 refuses float16 (no Float16Array), so tessera's float16 is checked elsewhere") {
+  // When this starts failing, zarrita (or node) reads float16: move float16 into
+  // the zarrita cases above.
+  TempDir dir;
+  store(from_ndarray(pattern_array(DType::float16(), {3, 4}), {2, 2}), dir / "h", {.zarr = {.zarr_format = 3}});
+  const auto out = run_zarrita(dir, R"(
+try {
+  const r = await zarr.get(await open('h'));
+  console.log('read', Array.from(r.data).join());
+} catch (e) {
+  console.log('refused:', e.message);
+}
+)");
+  if (!out) return;
+  CHECK(*out == "refused: Unknown or unsupported dataType: float16\n");
 }
 
 TEST_CASE("zarr v3: groups are walked and opening one lists its arrays") {

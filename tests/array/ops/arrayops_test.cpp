@@ -88,6 +88,10 @@ TEST_CASE("zeros, ones and full make the value and dtype asked for") {
   CHECK(f.at<int64_t>({1, 2}) == 7);
   CHECK(full({4}, 2.5, 3, DType::float32()).compute().at<float>({3}) == 2.5f);
   CHECK_THROWS_AS(full({2}, 300, 1, DType::int8()), TypeError);
+  const NDArray h = full({5}, 0.1, 2, DType::float16()).compute();
+  CHECK(h.dtype() == DType::float16());
+  CHECK(h.at<Eigen::half>({4}) == Eigen::half(0.1f));  // rounded once, to float16's nearest
+  CHECK(array_equal(ones({3}, 2, DType::float16()).compute(), NDArray::full(DType::float16(), {3}, 1.0)));
 }
 
 TEST_CASE("random is deterministic per block from the seed, on any number of workers") {
@@ -101,8 +105,13 @@ TEST_CASE("random is deterministic per block from the seed, on any number of wor
   CHECK(min(r).compute<double>() >= 0.0);
   CHECK(max(r).compute<double>() < 1.0);
   CHECK(random({10}, 5, 1, DType::float32()).dtype() == DType::float32());
+  const Array h = random({50, 40}, {20, 15}, 42, DType::float16());
+  CHECK(h.compute().dtype() == DType::float16());
+  CHECK(mean(astype(h, DType::float64())).compute<double>() > 0.4);
+  CHECK(mean(astype(h, DType::float64())).compute<double>() < 0.6);
+  CHECK(max(h).compute<double>() < 1.0);
   REQUIRE_THROWS_WITH_AS(random({10}, 5, 1, DType::int32()),
-                         "random: expected a floating dtype (float32 or float64), found int32", TypeError);
+                         "random: expected a floating dtype (float16, float32 or float64), found int32", TypeError);
 }
 
 TEST_CASE("from_function gives f(index); from_ndarray cuts an array into views") {

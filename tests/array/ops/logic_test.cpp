@@ -20,27 +20,6 @@
 using namespace tessera::array;
 using namespace tessera::array::testing;
 
-namespace {
-
-// Some elements of a floating or complex array set to NaN (in place: a fresh copy).
-NDArray with_nans(const NDArray& a, std::mt19937_64& rng) {
-  NDArray out = a.copy();
-  dispatch(out.dtype(), [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      for (int64_t i = 0; i < out.size(); ++i) {
-        if (rng() % 4 == 0) out.data<T>()[i] = std::nan("");
-      }
-    } else if constexpr (requires { typename T::value_type; }) {
-      for (int64_t i = 0; i < out.size(); ++i) {
-        if (rng() % 4 == 0) out.data<T>()[i] = T(std::nan(""), 0);
-      }
-    }
-  });
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's" * python_peer::needed()) {
   std::mt19937_64 rng(71);
   for (int round = 0; round < 8; ++round) {
@@ -67,7 +46,8 @@ TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's
                        {"ge", "a >= b", x >= y},
                        {"gs", "a > 1", x > 1},
                        {"w", "np.where(a > b, a, b)", where(x > y, x, y)},
-                       {"wc", "np.where(b, a, 0)", where(y, x, zeros({1}, 1, DType::bool_()))},
+                       // A bool zero, as tessera's: numpy's python 0 would make a bool `a` int64.
+                       {"wc", "np.where(b, a, np.zeros(1, bool))", where(y, x, zeros({1}, 1, DType::bool_()))},
                        {"nan", "np.isnan(a)", isnan(x)},
                    });
   }
@@ -177,4 +157,21 @@ TEST_CASE("a comparison with a scalar runs in the array's dtype when that holds 
   CHECK(all(greater(u, Scalar(-1))).compute<bool>());  // -1 would wrap to 255 in uint8
   const Array inf = from_ndarray(NDArray::full(DType::float32(), {3}, Scalar(std::numeric_limits<double>::infinity())));
   CHECK(all(greater(inf, Scalar(1e300))).compute<bool>());  // 1e300 would be inf in float32
+  // The same for float16: 0.1 compares equal to float16's 0.1; 1e5 is past its largest (65504).
+  const Array h = from_ndarray(NDArray::full(DType::float16(), {3}, Scalar(0.1)));
+  CHECK(all(equal(h, Scalar(0.1))).compute<bool>());
+  const Array hinf = from_ndarray(NDArray::full(DType::float16(), {3}, Scalar(std::numeric_limits<double>::infinity())));
+  CHECK(all(greater(hinf, Scalar(1e5))).compute<bool>());
+}
+
+TEST_CASE("nanmean of float16 over more elements than float16 counts (65504) is the mean, not 0, as numpy's") {
+  const Array x = full({70000}, 0.5, 30000, DType::float16());
+  const Array m = nanmean(x);
+  CHECK(m.dtype() == DType::float16());
+  CHECK(m.compute<double>() == 0.5);
+  CHECK(mean(x).compute<double>() == 0.5);
+  // numpy's nanmean sums in float16, which overflows here; its mean sums wider.
+  const Array ones_ = ones({70000}, 30000, DType::float16());
+  CHECK(std::isinf(nanmean(ones_).compute<double>()));
+  CHECK(mean(ones_).compute<double>() == 1.0);
 }

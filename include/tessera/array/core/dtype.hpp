@@ -1,8 +1,10 @@
 // tessera/array/core/dtype.hpp — the element types of tessera arrays.
 //
 // A DType names one of numpy's fixed-size numeric types: bool, int8..int64,
-// uint8..uint64, float32/64 and complex64/128, always in the machine's (little-
-// endian) byte order. It parses and prints numpy's type strings (`<f8`, `|b1`,
+// uint8..uint64, float16/32/64 and complex64/128, always in the machine's (little-
+// endian) byte order. float16 elements are `Eigen::half` (IEEE binary16: each
+// operation computes in float and rounds to half precision, as numpy's does).
+// It parses and prints numpy's type strings (`<f8`, `|b1`, `<f2`,
 // `<c16`), which is how .npy headers and zarr metadata spell types, and the
 // names (`float64`). `dtype_of<T>` maps a C++ type to its DType and `dispatch`
 // runs a templated lambda with the C++ type of a runtime DType, so one kernel
@@ -27,6 +29,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include <Eigen/Core>  // Eigen::half, the C++ type of float16
+
 namespace tessera::array {
 
 class DType {
@@ -34,10 +38,10 @@ class DType {
   //! Every supported type, in numpy's order of kinds (bool, signed, unsigned, float, complex).
   enum class Id : uint8_t {
     Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-    Float32, Float64, Complex64, Complex128,
+    Float16, Float32, Float64, Complex64, Complex128,
   };
   //! How many ids there are (for tables and loops over all dtypes).
-  static constexpr int count = 13;
+  static constexpr int count = 14;
 
   //! float64, numpy's default.
   constexpr DType() = default;
@@ -52,13 +56,14 @@ class DType {
   static constexpr DType uint16() { return Id::UInt16; }
   static constexpr DType uint32() { return Id::UInt32; }
   static constexpr DType uint64() { return Id::UInt64; }
+  static constexpr DType float16() { return Id::Float16; }
   static constexpr DType float32() { return Id::Float32; }
   static constexpr DType float64() { return Id::Float64; }
   static constexpr DType complex64() { return Id::Complex64; }
   static constexpr DType complex128() { return Id::Complex128; }
 
   //! Parses a numpy type string (`<f8`, `=i4`, `|b1`, `<c16`, `|u1`) or a name
-  //! (`float64`, `bool`, `uint8`). Throws TypeError naming what was found and
+  //! (`float64`, `bool`, `uint8`, `float16`). Throws TypeError naming what was found and
   //! what is accepted; a big-endian string (`>f8`) is refused as such.
   static DType parse(std::string_view text);
   //! As parse, and accepts big-endian strings (`>f8`), setting `*big_endian`
@@ -85,8 +90,8 @@ class DType {
   friend constexpr bool operator==(DType a, DType b) { return a.id_ == b.id_; }
 
  private:
-  static constexpr size_t kItemsize[count] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16};
-  static constexpr char kKind[count] = {'b', 'i', 'i', 'i', 'i', 'u', 'u', 'u', 'u', 'f', 'f', 'c', 'c'};
+  static constexpr size_t kItemsize[count] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
+  static constexpr char kKind[count] = {'b', 'i', 'i', 'i', 'i', 'u', 'u', 'u', 'u', 'f', 'f', 'f', 'c', 'c'};
   Id id_ = Id::Float64;
 };
 
@@ -101,6 +106,8 @@ template <class T>
 struct DTypeOf {};
 template <>
 struct DTypeOf<bool> : std::integral_constant<DType::Id, DType::Id::Bool> {};
+template <>
+struct DTypeOf<Eigen::half> : std::integral_constant<DType::Id, DType::Id::Float16> {};
 template <>
 struct DTypeOf<float> : std::integral_constant<DType::Id, DType::Id::Float32> {};
 template <>
@@ -132,8 +139,13 @@ concept Element = requires { detail::DTypeOf<std::remove_cv_t<T>>::value; };
 template <Element T>
 inline constexpr DType dtype_of = DType(detail::DTypeOf<std::remove_cv_t<T>>::value);
 
+//! True for the C++ types of the real floating dtypes: Eigen::half, float, double
+//! (std::is_floating_point_v is false for Eigen::half).
+template <class T>
+inline constexpr bool is_floating_v = std::is_floating_point_v<T> || std::is_same_v<std::remove_cv_t<T>, Eigen::half>;
+
 //! Calls `f.template operator()<T>()` with T the C++ type of `dtype` (bool,
-//! int8_t..uint64_t, float, double, std::complex<float|double>) and returns its
+//! int8_t..uint64_t, Eigen::half, float, double, std::complex<float|double>) and returns its
 //! result; every instantiation must return the same type.
 //! @code
 //!   size_t n = dispatch(d, [&]<class T>() { return count_nonzero<T>(a); });
@@ -150,6 +162,7 @@ decltype(auto) dispatch(DType dtype, F&& f) {
     case DType::Id::UInt16: return f.template operator()<uint16_t>();
     case DType::Id::UInt32: return f.template operator()<uint32_t>();
     case DType::Id::UInt64: return f.template operator()<uint64_t>();
+    case DType::Id::Float16: return f.template operator()<Eigen::half>();
     case DType::Id::Float32: return f.template operator()<float>();
     case DType::Id::Float64: return f.template operator()<double>();
     case DType::Id::Complex64: return f.template operator()<std::complex<float>>();

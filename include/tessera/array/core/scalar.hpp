@@ -36,6 +36,8 @@ class Scalar {
   Scalar(T v) : value_(wrap(v)) {}  // NOLINT(google-explicit-constructor)
   template <class T>
   Scalar(std::complex<T> v) : value_(std::complex<double>(v)) {}  // NOLINT
+  //! A float16 value, held as the double it converts to exactly.
+  Scalar(Eigen::half v) : value_(static_cast<double>(static_cast<float>(v))) {}  // NOLINT
 
   //! The dtype this value has on its own: bool, int64, uint64, float64 or complex128.
   DType dtype() const;
@@ -102,7 +104,7 @@ T Scalar::to() const {
     return std::visit([](auto v) { return v != decltype(v){}; }, value_);
   } else if constexpr (std::is_integral_v<U>) {
     return to_integer<U>();
-  } else if constexpr (std::is_floating_point_v<U>) {
+  } else if constexpr (is_floating_v<U>) {
     return std::visit(
         [&](auto v) -> U {
           if constexpr (std::is_same_v<decltype(v), std::complex<double>>) {

@@ -17,7 +17,7 @@ DType numeric_dtype(const nlohmann::json& config, const char* key, DType fallbac
                     const Context& context);
 
 template <class T>
-inline constexpr bool kReal = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+inline constexpr bool kReal = (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, Eigen::half>;
 
 //! Calls f.template operator()<From, To>() for two numeric dtypes.
 template <class F>

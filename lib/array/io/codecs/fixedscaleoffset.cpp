@@ -44,7 +44,7 @@ class FixedScaleOffset final : public Codec {
     const size_t n = detail::element_count(in, dtype_, out, astype_, "fixedscaleoffset");
     detail::dispatch2(dtype_, astype_, [&]<class T, class A>() {
       // numpy computes in T for float arrays (float32 stays float32), in float64 otherwise.
-      using W = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+      using W = std::conditional_t<is_floating_v<T>, T, double>;
       for (size_t i = 0; i < n; ++i) {
         const W v = (static_cast<W>(load<T>(in.data() + i * sizeof(T))) - static_cast<W>(offset_)) * static_cast<W>(scale_);
         put<A>(out.data() + i * sizeof(A), static_cast<A>(std::nearbyint(v)));
