@@ -412,8 +412,8 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
                       detail::RootChoice::look_ahead}) {
     if (best_held <= lower_bound) break;  // nothing left to gain
     if (choice == detail::RootChoice::look_ahead && c.size() > kLookAheadTasks) break;
-    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates);
-    const uint32_t held = detail::eager_max_held(eg, p);
+    uint32_t held = 0;
+    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held);
     if (held < best_held) {
       best_held = held;
       best = std::move(p);
