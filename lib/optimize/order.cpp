@@ -64,6 +64,7 @@ class Orderer {
   std::vector<uint64_t> total_deps_;
   std::vector<uint32_t> roots_connected_, leafs_connected_;  // how many
   std::vector<IdSet> leafs_of_root_;  // the leaves each root reaches
+  std::vector<std::unique_ptr<const std::vector<uint32_t>>> leaf_sets_;  // what leafs_of_root_ points at
   std::vector<uint32_t> max_dependents_;
   std::vector<uint32_t> num_needed_;
   std::vector<uint8_t> is_root_, is_leaf_, runnable_hull_;
@@ -88,6 +89,7 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
   auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, {.sets = true, .all_counts = false});
   leafs_connected_ = std::move(leafs.counts);
   leafs_of_root_ = std::move(leafs.sets);
+  leaf_sets_ = std::move(leafs.owned);
   num_needed_.resize(n_);
   is_root_.assign(n_, 0);
   is_leaf_.assign(n_, 0);
