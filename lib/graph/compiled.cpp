@@ -27,11 +27,21 @@ CompiledGraph compile(const Graph& g) {
   Csr deps;
   deps.offsets.reserve(size_t{n} + 1);
   deps.ids.reserve(n);
+  // Graphs are mostly built a layer at a time, so a task's dependency is
+  // often the node after the one the previous dependency found (a chain's
+  // link, a reduction's pair, a stencil's neighbours): one Key comparison
+  // finds it without hashing the key and probing the index.
+  uint32_t guess = 0;
   for (uint32_t i = 0; i < n; ++i) {
     for (const Key& k : g.dependencies(i)) {
-      auto d = g.index_of(k);
-      if (!d) throw MissingKeyError(k, g.key(i));
-      deps.ids.push_back(*d);
+      uint32_t d = guess;
+      if (guess >= n || g.key(guess) != k) {
+        auto found = g.index_of(k);
+        if (!found) throw MissingKeyError(k, g.key(i));
+        d = *found;
+      }
+      deps.ids.push_back(d);
+      guess = d + 1;
     }
     deps.end_row();
   }
