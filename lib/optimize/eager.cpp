@@ -413,16 +413,15 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
 
   std::vector<uint32_t> prio(n, UINT32_MAX);
   uint32_t counter = 0;
-  // Literals and aliases a task reads get their priority just before it.
-  std::vector<uint32_t> stack;
+  // Literals and aliases a task reads get their priority just before it: its
+  // last input first, each alias followed by what it stands for.
   auto record = [&](uint32_t t) {
-    stack.assign(c.dependencies(t).begin(), c.dependencies(t).end());
-    while (!stack.empty()) {
-      const uint32_t d = stack.back();
-      stack.pop_back();
-      if (eg.task[d] || prio[d] != UINT32_MAX) continue;
-      prio[d] = counter++;
-      if (g.node(d).is_alias()) stack.push_back(c.dependencies(d)[0]);
+    const auto ds = c.dependencies(t);
+    for (auto it = ds.rbegin(); it != ds.rend(); ++it) {
+      for (uint32_t d = *it; !eg.task[d] && prio[d] == UINT32_MAX; d = c.dependencies(d)[0]) {
+        prio[d] = counter++;
+        if (!g.node(d).is_alias()) break;
+      }
     }
     prio[t] = counter++;
   };
