@@ -82,6 +82,12 @@ class Orderer {
 Orderer::Orderer(const Graph& g, const CompiledGraph& c)
     : g_(g), og_(detail::make_order_graph(g, c)), n_(og_.n) {
   total_deps_ = detail::total_dependencies(og_);
+  // The count walks the graph from its roots: a node it never reached (each
+  // reached one counts itself) sits on or behind a cycle, which
+  // topological_order names. A walk of its own for every graph cost more.
+  for (uint32_t i = 0; i < n_; ++i) {
+    if (total_deps_[i] == 0 && !og_.removed[i]) topological_order(g, c);  // throws CycleError
+  }
   auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents, {.sets = false, .all_counts = true});
   roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
@@ -380,7 +386,6 @@ std::vector<uint32_t> order(const Graph& g) { return order(g, compile(g)); }
 
 std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   if (c.size() == 0) return {};
-  topological_order(g, c);  // throws CycleError naming the cycle
   std::vector<uint32_t> best = Orderer(g, c).run();
   // The schedulers run whatever a completion makes ready first, so an order
   // mostly chooses which root starts next. Besides the critical-path order,
