@@ -167,8 +167,18 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
   // by a copy of the row made for each sink.
   absl::flat_hash_map<absl::Span<const uint64_t>, IdSet> dedup;
   const IdSet empty = out.own({});
+  // Sinks side by side mostly share a set (the leaves of a reduction all
+  // reach its one result): one comparison with the last sink's row spares
+  // hashing each row.
+  uint32_t last = UINT32_MAX;
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !dents[i].empty() || deps[i].empty()) continue;
+    if (last != UINT32_MAX && std::equal(row(i), row(i) + words, row(last))) {
+      out.counts[i] = out.counts[last];
+      out.sets[i] = out.sets[last];
+      continue;
+    }
+    last = i;
     if (!wanted.all_counts) out.counts[i] = count_bits(row(i), words);
     auto [it, inserted] = dedup.try_emplace(absl::MakeConstSpan(row(i), words), nullptr);
     if (inserted) {
