@@ -60,7 +60,10 @@ EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const 
     }
     deps.end_row();
   }
-  dents = deps.transpose(n);
+  // Every edge kept, each node standing for itself: the rows are the compiled
+  // graph's, and so are their dependents (a copy, not a second transpose).
+  const bool same_edges = outputs.empty() && !aliases && deps.ids.size() == c.num_edges();
+  dents = same_edges ? c.dependents() : deps.transpose(n);
 }
 
 namespace {
