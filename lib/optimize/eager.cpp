@@ -60,7 +60,10 @@ EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const 
     }
     deps.end_row();
   }
-  dents = deps.transpose(n);
+  // Every edge kept, each node standing for itself: the rows are the compiled
+  // graph's, and so are their dependents (a copy, not a second transpose).
+  const bool same_edges = outputs.empty() && !aliases && deps.ids.size() == c.num_edges();
+  dents = same_edges ? c.dependents() : deps.transpose(n);
 }
 
 namespace {
@@ -265,6 +268,79 @@ class PairLookAhead {
   std::vector<uint32_t> runs_;    // the tasks each trial of the window ran
 };
 
+// The effect of each root's trial, kept until the run changes a counter the
+// trial read. A trial reads the waits of its tasks' dependents and the
+// readers left of their dependencies; a root that runs changes only those of
+// the tasks it runs. So a root in the window whose trial touched nothing the
+// last run touched would try the same again: its effect is taken from here,
+// and the sequence is the one the trials would make (the budget is charged as
+// if they ran). On a wide stencil most of the window is far from the last
+// root, and the trials were most of eager_sequence.
+class TrialCache {
+ public:
+  TrialCache(const EagerGraph& eg, uint32_t roots)
+      : eg_(eg), head_(eg.n, kNone), stamp_(eg.n, kNone), valid_(roots, 0), gen_(roots, 0), effect_(roots) {}
+
+  //! The cached effect of root `i`'s trial, or nullptr.
+  const Simulation::Effect* find(uint32_t i) const { return valid_[i] ? &effect_[i] : nullptr; }
+
+  //! Keeps root `i`'s complete trial, which ran `ran`.
+  void keep(uint32_t i, const Simulation::Effect& e, absl::Span<const uint32_t> ran) {
+    // Entries of forgotten trials pile up; past a bound, forget every trial
+    // (amortized, each entry is made and dropped once).
+    if (entries_.size() > 8 * size_t{eg_.n} + 4096) forget_all();
+    valid_[i] = 1;
+    ++gen_[i];
+    effect_[i] = e;
+    for (uint32_t t : ran) {
+      for (uint32_t d : eg_.deps[t]) note(d, i);
+      for (uint32_t d : eg_.dents[t]) note(d, i);
+    }
+    ++trial_;
+  }
+
+  //! A task ran for real: forget the trials that read what it changed.
+  void ran(uint32_t t) {
+    for (uint32_t d : eg_.deps[t]) touch(d);
+    for (uint32_t d : eg_.dents[t]) touch(d);
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Entry {
+    uint32_t root, gen, next;
+  };
+  void note(uint32_t node, uint32_t root) {
+    if (stamp_[node] == trial_) return;  // once per trial
+    stamp_[node] = trial_;
+    entries_.push_back({root, gen_[root], head_[node]});
+    head_[node] = static_cast<uint32_t>(entries_.size() - 1);
+  }
+  void touch(uint32_t node) {
+    // An entry of an earlier trial of the same root (tried again since) is
+    // left alone: the new trial's entries say what it read.
+    for (uint32_t e = head_[node]; e != kNone; e = entries_[e].next) {
+      const Entry& x = entries_[e];
+      if (x.gen == gen_[x.root]) valid_[x.root] = 0;
+    }
+    head_[node] = kNone;
+  }
+  void forget_all() {
+    std::fill(head_.begin(), head_.end(), kNone);
+    std::fill(valid_.begin(), valid_.end(), 0);
+    entries_.clear();
+  }
+
+  const EagerGraph& eg_;
+  std::vector<uint32_t> head_;   // per task: its newest entry
+  std::vector<uint32_t> stamp_;  // per task: the trial that noted it last
+  std::vector<uint8_t> valid_;   // per root
+  std::vector<uint32_t> gen_;    // per root: its trials so far
+  std::vector<Simulation::Effect> effect_;
+  std::vector<Entry> entries_;   // the trials that read each task, as lists
+  uint32_t trial_ = 0;
+};
+
 }  // namespace
 
 uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities) {
@@ -320,7 +396,8 @@ uint32_t forest_min_held(const EagerGraph& eg) {
 }
 
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
-                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates) {
+                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates,
+                                     uint32_t& max_held) {
   const uint32_t n = eg.n;
   Simulation run(eg, base);
   std::vector<uint32_t> roots = run.initial_ready();
@@ -339,16 +416,15 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
 
   std::vector<uint32_t> prio(n, UINT32_MAX);
   uint32_t counter = 0;
-  // Literals and aliases a task reads get their priority just before it.
-  std::vector<uint32_t> stack;
+  // Literals and aliases a task reads get their priority just before it: its
+  // last input first, each alias followed by what it stands for.
   auto record = [&](uint32_t t) {
-    stack.assign(c.dependencies(t).begin(), c.dependencies(t).end());
-    while (!stack.empty()) {
-      const uint32_t d = stack.back();
-      stack.pop_back();
-      if (eg.task[d] || prio[d] != UINT32_MAX) continue;
-      prio[d] = counter++;
-      if (g.node(d).is_alias()) stack.push_back(c.dependencies(d)[0]);
+    const auto ds = c.dependencies(t);
+    for (auto it = ds.rbegin(); it != ds.rend(); ++it) {
+      for (uint32_t d = *it; !eg.task[d] && prio[d] == UINT32_MAX; d = c.dependencies(d)[0]) {
+        prio[d] = counter++;
+        if (!g.node(d).is_alias()) break;
+      }
     }
     prio[t] = counter++;
   };
@@ -382,6 +458,10 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
   uint64_t budget = (pairs ? 2 : 16) * uint64_t{n} + (pairs ? 20'000 : 100'000);
   uint64_t pair_budget = pairs ? budget : 0;
   PairLookAhead look_ahead(eg, run, roots);
+  // The pair look-ahead tries pairs from where the run stands, so its window
+  // is tried afresh (its graphs are small); the others keep their trials.
+  std::optional<TrialCache> cache;
+  if (!pairs) cache.emplace(eg, nr);
   std::vector<First> firsts;
   while (next[nr] != nr) {
     uint32_t best = next[nr];
@@ -389,19 +469,27 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     uint32_t seen = 0;
     // The look-ahead weighs the first roots in base order, each with a partner.
     const uint32_t window = pairs ? std::min<uint32_t>(candidates, PairLookAhead::kFirsts) : candidates;
-    for (uint32_t i = next[nr]; i != nr && seen < window && window > 1 && budget > 0;
+    // A last root left has no rival: its trial (often the rest of the graph) decides nothing.
+    const bool rivals = next[next[nr]] != nr;
+    for (uint32_t i = next[nr]; i != nr && seen < window && window > 1 && rivals && budget > 0;
          i = next[i], ++seen) {
       std::vector<uint32_t>& runs = look_ahead.runs();
       const uint32_t from = static_cast<uint32_t>(runs.size());
-      const Simulation::Effect e = run.cascade(
-          roots[i], true,
-          [&](uint32_t t) {
-            if (pairs) runs.push_back(t);
-          },
-          budget);
-      run.undo();
+      Simulation::Effect e;
+      if (const Simulation::Effect* known = cache ? cache->find(i) : nullptr) {
+        e = *known;
+        if (e.ran > budget) {  // the trial would stop where the budget ends
+          e.ran = budget;
+          e.complete = false;
+        }
+      } else {
+        e = run.cascade(roots[i], true, [&](uint32_t t) { runs.push_back(t); }, budget);
+        run.undo();
+        if (cache && e.complete) cache->keep(i, e, absl::MakeConstSpan(runs).subspan(from));
+      }
       budget -= e.ran;
       if (!e.complete) break;
+      if (!pairs) runs.resize(from);  // only the look-ahead reads them later
       firsts.push_back({score(e), i, e, from, static_cast<uint32_t>(runs.size())});
     }
     if (!firsts.empty()) {
@@ -416,13 +504,17 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     look_ahead.runs().clear();
     next[prev[best]] = next[best];
     prev[next[best]] = prev[best];
-    const Simulation::Effect e = run.cascade(roots[best], false, record);
+    const Simulation::Effect e = run.cascade(roots[best], false, [&](uint32_t t) {
+      record(t);
+      if (cache) cache->ran(t);
+    });
     worst = std::max(worst, held + e.peak);
     held += e.net;
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (prio[i] == UINT32_MAX) prio[i] = counter++;  // literals nobody reads
   }
+  max_held = static_cast<uint32_t>(worst);
   return prio;
 }
 

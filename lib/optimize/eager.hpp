@@ -47,8 +47,11 @@ enum class RootChoice {
 //! start the one among the first `candidates` roots (in `base` order) that
 //! `choice` prefers, then everything it makes ready, last-ready first. Returns
 //! priorities: the run sequence, each literal or alias just before its first
-//! reader.
+//! reader; and in `max_held` what eager_max_held() says of them (the run that
+//! made them is the one it would simulate: tasks made ready together run in
+//! base order, which is their order in the sequence).
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
-                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates);
+                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates,
+                                     uint32_t& max_held);
 
 }  // namespace tessera::detail

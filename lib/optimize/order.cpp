@@ -64,6 +64,7 @@ class Orderer {
   std::vector<uint64_t> total_deps_;
   std::vector<uint32_t> roots_connected_, leafs_connected_;  // how many
   std::vector<IdSet> leafs_of_root_;  // the leaves each root reaches
+  std::vector<std::unique_ptr<const std::vector<uint32_t>>> leaf_sets_;  // what leafs_of_root_ points at
   std::vector<uint32_t> max_dependents_;
   std::vector<uint32_t> num_needed_;
   std::vector<uint8_t> is_root_, is_leaf_, runnable_hull_;
@@ -81,6 +82,12 @@ class Orderer {
 Orderer::Orderer(const Graph& g, const CompiledGraph& c)
     : g_(g), og_(detail::make_order_graph(g, c)), n_(og_.n) {
   total_deps_ = detail::total_dependencies(og_);
+  // The count walks the graph from its roots: a node it never reached (each
+  // reached one counts itself) sits on or behind a cycle, which
+  // topological_order names. A walk of its own for every graph cost more.
+  for (uint32_t i = 0; i < n_; ++i) {
+    if (total_deps_[i] == 0 && !og_.removed[i]) topological_order(g, c);  // throws CycleError
+  }
   auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents, {.sets = false, .all_counts = true});
   roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
@@ -88,6 +95,7 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
   auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, {.sets = true, .all_counts = false});
   leafs_connected_ = std::move(leafs.counts);
   leafs_of_root_ = std::move(leafs.sets);
+  leaf_sets_ = std::move(leafs.owned);
   num_needed_.resize(n_);
   is_root_.assign(n_, 0);
   is_leaf_.assign(n_, 0);
@@ -378,7 +386,6 @@ std::vector<uint32_t> order(const Graph& g) { return order(g, compile(g)); }
 
 std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   if (c.size() == 0) return {};
-  topological_order(g, c);  // throws CycleError naming the cycle
   std::vector<uint32_t> best = Orderer(g, c).run();
   // The schedulers run whatever a completion makes ready first, so an order
   // mostly chooses which root starts next. Besides the critical-path order,
@@ -412,8 +419,8 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
                       detail::RootChoice::look_ahead}) {
     if (best_held <= lower_bound) break;  // nothing left to gain
     if (choice == detail::RootChoice::look_ahead && c.size() > kLookAheadTasks) break;
-    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates);
-    const uint32_t held = detail::eager_max_held(eg, p);
+    uint32_t held = 0;
+    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held);
     if (held < best_held) {
       best_held = held;
       best = std::move(p);

@@ -14,8 +14,10 @@
 
 namespace tessera::detail {
 
-//! A sorted set of node ids, shared by every node that has the same one.
-using IdSet = std::shared_ptr<const std::vector<uint32_t>>;
+//! A sorted set of node ids, shared by every node that has the same one; the
+//! Connected that made it owns it. (A raw pointer: a graph of 10^5 roots
+//! copied a shared count per node, each an atomic add and later a subtract.)
+using IdSet = const std::vector<uint32_t>*;
 
 //! The graph order() walks: the compiled graph without the literals that feed
 //! several tasks (dask's "data roots": they are embedded in the tasks that read
@@ -38,6 +40,12 @@ struct Connected {
   std::vector<uint32_t> counts;
   std::vector<IdSet> sets;
   std::vector<uint32_t> max_dependents;
+  //! The distinct sets `sets` points at.
+  std::vector<std::unique_ptr<const std::vector<uint32_t>>> owned;
+  IdSet own(std::vector<uint32_t> ids) {
+    owned.push_back(std::make_unique<const std::vector<uint32_t>>(std::move(ids)));
+    return owned.back().get();
+  }
 };
 //! What a caller reads of Connected, so that the rest is not made: order()
 //! reads every count and no set of the roots, and only the sinks' counts and

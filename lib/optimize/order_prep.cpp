@@ -70,7 +70,7 @@ using SetTable = absl::flat_hash_set<IdSet, SetHash, SetEq>;
 
 // The union of the children's sets, sharing an existing set whenever the
 // union equals one (dense graphs end up with a handful of distinct sets).
-IdSet merge_sets(absl::Span<const IdSet> parts, SetTable& dedup) {
+IdSet merge_sets(absl::Span<const IdSet> parts, SetTable& dedup, Connected& out) {
   const IdSet& first = parts[0];
   bool all_in_first = true;
   for (size_t i = 1; i < parts.size() && all_in_first; ++i) {
@@ -97,7 +97,7 @@ IdSet merge_sets(absl::Span<const IdSet> parts, SetTable& dedup) {
     merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
   }
   if (auto it = dedup.find(absl::MakeConstSpan(merged)); it != dedup.end()) return *it;
-  IdSet made = std::make_shared<const std::vector<uint32_t>>(std::move(merged));
+  IdSet made = out.own(std::move(merged));
   dedup.insert(made);
   return made;
 }
@@ -166,9 +166,19 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
   // looked up by its row of bits in place (the rows outlive the table), not
   // by a copy of the row made for each sink.
   absl::flat_hash_map<absl::Span<const uint64_t>, IdSet> dedup;
-  auto empty = std::make_shared<const std::vector<uint32_t>>();
+  const IdSet empty = out.own({});
+  // Sinks side by side mostly share a set (the leaves of a reduction all
+  // reach its one result): one comparison with the last sink's row spares
+  // hashing each row.
+  uint32_t last = UINT32_MAX;
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !dents[i].empty() || deps[i].empty()) continue;
+    if (last != UINT32_MAX && std::equal(row(i), row(i) + words, row(last))) {
+      out.counts[i] = out.counts[last];
+      out.sets[i] = out.sets[last];
+      continue;
+    }
+    last = i;
     if (!wanted.all_counts) out.counts[i] = count_bits(row(i), words);
     auto [it, inserted] = dedup.try_emplace(absl::MakeConstSpan(row(i), words), nullptr);
     if (inserted) {
@@ -177,12 +187,11 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
       for (size_t w = 0; w < words; ++w) {
         for (uint64_t b = row(i)[w]; b != 0; b &= b - 1) ids.push_back(roots[w * 64 + __builtin_ctzll(b)]);
       }
-      it->second = std::make_shared<const std::vector<uint32_t>>(std::move(ids));
+      it->second = out.own(std::move(ids));
     }
     out.sets[i] = it->second;
   }
-  // Sets are promised at the sinks only: the others stay null, sparing a
-  // shared count taken and dropped per node.
+  // Sets are promised at the sinks only: the others stay null.
   for (uint32_t i = 0; i < og.n; ++i) {
     if (!out.sets[i] && dents[i].empty()) out.sets[i] = empty;
   }
@@ -231,7 +240,7 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
       for (uint32_t c : deps[u]) walk.push_back(c);
     }
     std::sort(ids.begin(), ids.end());
-    out.sets[i] = std::make_shared<const std::vector<uint32_t>>(std::move(ids));
+    out.sets[i] = out.own(std::move(ids));
     return out.sets[i];
   };
   SetTable dedup;
@@ -264,16 +273,16 @@ Connected connecting_to_roots(const OrderGraph& og, const Csr& deps, const Csr& 
     const bool wide = deps[key].size() > 16;
     for (uint32_t child : deps[key]) {
       const IdSet& s = set_of(child);
-      const bool fresh = wide ? seen.insert(s.get()).second : std::find(parts.begin(), parts.end(), s) == parts.end();
+      const bool fresh = wide ? seen.insert(s).second : std::find(parts.begin(), parts.end(), s) == parts.end();
       if (fresh) {
         parts.push_back(s);
         max_dep = std::max(max_dep, out.max_dependents[child]);
       }
     }
     out.max_dependents[key] = max_dep;
-    out.sets[key] = parts.size() == 1 ? parts[0] : merge_sets(parts, dedup);
+    out.sets[key] = parts.size() == 1 ? parts[0] : merge_sets(parts, dedup, out);
   }
-  auto empty = std::make_shared<const std::vector<uint32_t>>();
+  const IdSet empty = out.own({});
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || deps[i].empty()) {
       if (wanted.sets) out.sets[i] = empty;  // roots count none; removed literals are no nodes
