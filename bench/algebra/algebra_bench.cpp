@@ -27,6 +27,7 @@
 #include "tessera/array/ops/logic.hpp"
 #include "tessera/array/ops/overlap.hpp"
 #include "tessera/array/ops/scan.hpp"
+#include "kernels.hpp"
 
 namespace ta = tessera::array;
 
@@ -164,7 +165,11 @@ int main(int argc, char** argv) {
     return ta::map_overlap(mean3x3, x, {.depth = {1, 1}, .boundary = ta::Boundary::reflect});
   });
   measure("cumsum", repeats, workers, [&] { return ta::cumsum(x, 0); });
-  if (runs("kernel")) cumsum_kernel(2048 / scale, repeats);
+  if (runs("kernel")) {
+    cumsum_kernel(2048 / scale, repeats);
+    print_kernel_rows(persisted<float>("k32", 2048 / scale, 2048 / scale),
+                      persisted<double>("k64", 2048 / scale, 2048 / scale), repeats);
+  }
   const ta::Array zero = ta::from_ndarray(ta::NDArray::zeros(ta::DType::float32(), {}));
   measure("where", repeats, workers, [&] { return ta::where(ta::greater(x, ta::Scalar(0.5f)), x, zero); });
   measure("argmax", repeats, workers, [&] { return ta::argmax(x, 0); });
