@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <utility>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -88,6 +90,47 @@ constexpr bool kRecycleLargeBuffers = false;
 constexpr bool kRecycleLargeBuffers = true;
 #endif
 
+// The last freed large mapping, kept for the next large buffer of about its
+// size: a result of compute() is often followed by another of the same shape,
+// and fresh pages cost more than the operation that fills them (the kernel
+// zeroes each one on first touch, and on a virtual machine the host backs it
+// first: bench/algebra's where, whose every run wrote a fresh 1 GiB result).
+// Parked pages are marked MADV_FREE, so the kernel may still take them back
+// under memory pressure (they read as zeros then) instead of the process
+// holding a block nobody uses; at most one mapping is parked.
+class ParkedMapping {
+ public:
+  //! A parked mapping of `mapped` bytes up to a quarter more, with its size; {nullptr, 0} if none.
+  std::pair<std::byte*, size_t> take(size_t mapped) {
+    std::lock_guard lock(mutex_);
+    if (data_ == nullptr || size_ < mapped || size_ - mapped > mapped / 4) return {nullptr, 0};
+    return {std::exchange(data_, nullptr), std::exchange(size_, 0)};
+  }
+  //! Keeps `data` (of `mapped` bytes) for the next take, unmapping the one parked before.
+  void park(std::byte* data, size_t mapped) {
+    ::madvise(data, mapped, MADV_FREE);
+    std::byte* old = nullptr;
+    size_t old_size = 0;
+    {
+      std::lock_guard lock(mutex_);
+      old = std::exchange(data_, data);
+      old_size = std::exchange(size_, mapped);
+    }
+    if (old != nullptr) ::munmap(old, old_size);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Never destroyed: buffers may be freed by static destructors after main.
+ParkedMapping& parked() {
+  static auto* p = new ParkedMapping;
+  return *p;
+}
+
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Three tiers, because a block is written once right after it is allocated,
   // and faulting in fresh 4 KiB pages costs several times the writing itself:
@@ -96,7 +139,8 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   //    pages to the next block of its size and releases those left unused;
   //  - larger buffers come straight from the kernel with transparent huge
   //    pages requested where the system grants them on request, as numpy asks
-  //    for its large arrays (far fewer faults); nothing keeps them after;
+  //    for its large arrays (far fewer faults); the last one freed is parked
+  //    for the next of about its size (ParkedMapping);
   //  - small ones from the heap, rounded up to whole cache lines and never zero
   //    bytes, so data() is never null.
   constexpr size_t kLarge = size_t{2} << 20;
@@ -115,12 +159,18 @@ Buffer Buffer::allocate(size_t size, bool zero) {
     return Buffer(std::shared_ptr<std::byte>(p, [](std::byte* q) { ::scalable_aligned_free(q); }), size, true);
   }
   if (size > kCached) {
-    const size_t mapped = (size + kLarge - 1) / kLarge * kLarge;
-    void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(p, mapped, MADV_HUGEPAGE);
-    return Buffer(std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [mapped](std::byte* q) { ::munmap(q, mapped); }),
-                  size, true);  // zeroed by the kernel
+    const size_t wanted = (size + kLarge - 1) / kLarge * kLarge;
+    auto [p, mapped] = parked().take(wanted);
+    if (p != nullptr) {
+      if (zero) std::memset(p, 0, size);  // parked pages hold old data, or zeros where the kernel took them
+    } else {
+      mapped = wanted;
+      void* q = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (q == MAP_FAILED) throw std::bad_alloc();
+      ::madvise(q, mapped, MADV_HUGEPAGE);
+      p = static_cast<std::byte*>(q);  // zeroed by the kernel
+    }
+    return Buffer(std::shared_ptr<std::byte>(p, [mapped](std::byte* q) { parked().park(q, mapped); }), size, true);
   }
   size_t rounded = std::max(kAlign, (size + kAlign - 1) / kAlign * kAlign);
   auto* p = static_cast<std::byte*>(::operator new(rounded, std::align_val_t{kAlign}));

@@ -122,3 +122,24 @@ TEST_CASE("views are checked against their buffer, and read-only buffers refuse 
   REQUIRE_THROWS_WITH_AS(r.fill(1), doctest::Contains("is read-only"), Error);
   REQUIRE_THROWS_WITH_AS((r.tensor<double, 1>()), doctest::Contains("ask for const float64 elements"), Error);
 }
+
+// A freed buffer over 64 MiB is parked for the next of about its size: the
+// next one gets its memory back, and zeros() still reads as zeros, whatever the
+// parked pages held.
+TEST_CASE("large buffers reuse the last one freed, and zeros() of a reused one is zero") {
+  const int64_t n = (int64_t{80} << 20) / 8;  // 80 MiB of float64
+  const std::byte* first = nullptr;
+  {
+    NDArray a = NDArray::full(DType::float64(), {n}, Scalar(7.0));
+    first = a.data();
+  }
+  NDArray b = NDArray::zeros(DType::float64(), {n - 1000});
+  CHECK(b.data() == first);
+  const double* p = b.data<const double>();
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < b.size(); ++i) nonzero += p[i] != 0.0;
+  CHECK(nonzero == 0);
+  // Twice the size is no match: fresh memory, not the parked block.
+  NDArray c = NDArray::empty(DType::float64(), {2 * n});
+  CHECK(c.data() != first);
+}
