@@ -8,7 +8,9 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -18,6 +20,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/core/strided.hpp"
+#include "tessera/array/core/tensor.hpp"
 #include "array/io/bus_guard.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -51,6 +54,17 @@ Dst convert(Src v) {
     return Dst(static_cast<typename Dst::value_type>(v), 0);
   } else {
     return static_cast<Dst>(v);
+  }
+}
+
+// `x` converted element by element as convert<Dst> does: Eigen's cast (vectorized)
+// between real numbers, where it is the same static_cast; convert itself otherwise.
+template <class Dst, class Src, class X>
+auto converted(const X& x) {
+  if constexpr (std::is_arithmetic_v<Src> && std::is_arithmetic_v<Dst> && !std::is_same_v<Dst, bool>) {
+    return x.template cast<Dst>();
+  } else {
+    return x.unaryExpr([](Src v) { return convert<Dst>(v); });
   }
 }
 
@@ -370,8 +384,14 @@ NDArray NDArray::copy(Order order) const {
 NDArray NDArray::astype(DType dtype) const {
   if (dtype == dtype_) return copy();
   NDArray out = empty(dtype, shape_);
+  const bool flat = is_c_contiguous() && reinterpret_cast<uintptr_t>(data()) % dtype_.itemsize() == 0;
   dispatch(dtype_, [&]<class S>() {
     dispatch(dtype, [&]<class D>() {
+      if (flat) {  // one Eigen expression over both blocks (bench/algebra's astype row)
+        const auto n = static_cast<Eigen::Index>(size());
+        TensorMap<D, 1>(out.data<D>(), n) = converted<D, S>(TensorMap<const S, 1>(reinterpret_cast<const S*>(data()), n));
+        return;
+      }
       detail::for_each_row<2>(shape_, {out.data(), data()}, {&out.strides_, &strides_},
                               [](auto p, int64_t count, auto inner) {
                                 for (int64_t j = 0; j < count; ++j) {
@@ -421,6 +441,69 @@ void copy_row(std::byte* dst, const std::byte* src, size_t n, bool stream) {
   std::memcpy(dst, src, n);
 }
 
+// The axes of a view ordered so that its strides are those of C-ordered
+// memory of `item`-byte elements: the view is then that memory transposed (a
+// permutation of its axes), and the result says how. Empty when it is no such
+// view (gaps, broadcast axes, negative steps, axes of extent 1 or 0).
+std::vector<int> transposed_from(const Shape& shape, const Strides& strides, size_t item) {
+  std::vector<int> axes(shape.size());
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (shape[k] <= 1) return {};
+    axes[k] = static_cast<int>(k);
+  }
+  std::sort(axes.begin(), axes.end(), [&](int a, int b) { return strides[a] > strides[b]; });
+  auto expected = static_cast<int64_t>(item);
+  for (size_t i = axes.size(); i-- > 0;) {
+    if (strides[axes[i]] != expected) return {};
+    expected *= shape[axes[i]];
+  }
+  return axes;
+}
+
+// dst (C-ordered, of `shape`) = src, a transposed view of C-ordered memory
+// (transposed_from gave `axes`), as Eigen's shuffle of rank N: bench/algebra's
+// transpose_copy row times it beside the element-by-element loop it replaced.
+// Elements are moved as unsigned integers (or pairs of them) of their size.
+template <int N>
+void shuffle_copy(std::byte* dst, const std::byte* src, const Shape& shape, const std::vector<int>& axes,
+                  size_t item) {
+  auto run = [&]<class T>() {
+    std::array<Eigen::Index, N> base, out_dims, perm{};
+    for (int i = 0; i < N; ++i) {
+      base[i] = shape[axes[i]];
+      out_dims[i] = shape[i];
+    }
+    // Output axis k is axis k of the view, which is axis position(k) of `base`.
+    for (int i = 0; i < N; ++i) perm[axes[i]] = i;
+    TensorMap<T, N>(reinterpret_cast<T*>(dst), out_dims) =
+        TensorMap<const T, N>(reinterpret_cast<const T*>(src), base).shuffle(perm);
+  };
+  switch (item) {
+    case 1: return run.template operator()<uint8_t>();
+    case 2: return run.template operator()<uint16_t>();
+    case 4: return run.template operator()<uint32_t>();
+    case 8: return run.template operator()<uint64_t>();
+    default: return run.template operator()<std::complex<double>>();
+  }
+}
+
+// Copies `src` into the C-ordered `dst` with Eigen's shuffle when src is a
+// transposed view of C-ordered memory of rank 2 to 4; false when it is not one.
+bool transposed_copy(std::byte* dst, const std::byte* src, const Shape& shape, const Strides& strides, size_t item) {
+  if (shape.size() < 2 || shape.size() > 4 || reinterpret_cast<uintptr_t>(src) % std::min<size_t>(item, 8) != 0 ||
+      reinterpret_cast<uintptr_t>(dst) % std::min<size_t>(item, 8) != 0) {
+    return false;
+  }
+  const std::vector<int> axes = transposed_from(shape, strides, item);
+  if (axes.empty()) return false;
+  switch (shape.size()) {
+    case 2: shuffle_copy<2>(dst, src, shape, axes, item); break;
+    case 3: shuffle_copy<3>(dst, src, shape, axes, item); break;
+    default: shuffle_copy<4>(dst, src, shape, axes, item); break;
+  }
+  return true;
+}
+
 // Orders streamed stores before whatever follows (another thread may read the
 // destination once the task that wrote it is done).
 void store_fence() {
@@ -440,6 +523,11 @@ void NDArray::assign(const NDArray& src) const {
   if (is_c_contiguous() && src.is_c_contiguous()) {
     if (nbytes() > 0) detail::guard_mapped_reads([&] { std::memmove(data(), src.data(), nbytes()); });
     return;
+  }
+  if (is_c_contiguous() && nbytes() > 0) {
+    bool done = false;
+    detail::guard_mapped_reads([&] { done = transposed_copy(data(), src.data(), shape_, src.strides_, item); });
+    if (done) return;
   }
   const bool stream = nbytes() >= kStreamCopyBytes;
   // Either side may be a mapped file that shrinks under the copy: the guard

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/tensor.hpp"
@@ -142,4 +144,31 @@ TEST_CASE("large buffers reuse the last one freed, and zeros() of a reused one i
   // Twice the size is no match: fresh memory, not the parked block.
   NDArray c = NDArray::empty(DType::float64(), {2 * n});
   CHECK(c.data() != first);
+}
+
+// A copy of a transposed view of C-ordered memory takes Eigen's shuffle (rank 2
+// to 4, elements moved by their size); other strided views take the general
+// loop. array_equal reads both element by element, so either way must agree.
+TEST_CASE("copies of transposed views of every rank and element size equal the views") {
+  for (DType dtype : {DType::bool_(), DType::int16(), DType::float32(), DType::float64(), DType::complex128()}) {
+    for (const Shape& shape : {Shape{3, 4}, Shape{2, 3, 4}, Shape{2, 3, 4, 5}, Shape{2, 1, 3}}) {
+      NDArray a = NDArray::empty(dtype, shape);
+      auto* bytes = reinterpret_cast<unsigned char*>(a.data());
+      for (size_t i = 0; i < a.nbytes(); ++i) bytes[i] = static_cast<unsigned char>(dtype == DType::bool_() ? i % 2 : i * 7 + 1);
+      std::vector<size_t> axes(shape.size());
+      std::iota(axes.begin(), axes.end(), size_t{0});
+      do {
+        INFO(dtype.name(), " ", shape_str(shape), " axes ", axes[0], axes[1]);
+        const NDArray view = a.transpose(axes);
+        const NDArray c = view.copy();
+        CHECK(c.is_c_contiguous());
+        CHECK(array_equal(c, view));
+      } while (std::next_permutation(axes.begin(), axes.end()));
+    }
+    // A stepped slice of a transpose is no permutation of C-ordered memory.
+    NDArray b = NDArray::empty(dtype, {6, 4});
+    b.fill(Scalar(true));
+    const NDArray stepped = b.transpose().slice({Slice::all(), Slice{0, 6, 2}});
+    CHECK(array_equal(stepped.copy(), stepped));
+  }
 }
