@@ -128,18 +128,9 @@ void cumsum_kernel(int64_t n, int repeats) {
   const ta::Array one = persisted<float>("one", n, n);
   const ta::NDArray block = one.compute();
   ta::NDArray out = ta::NDArray::empty(ta::DType::float32(), {n, n});
-  auto best = [repeats](const std::function<void()>& f) {
-    double b = 1e300;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      f();
-      b = std::min(b, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return b;
-  };
   ta::NDArray mine;
-  const double t_tessera = best([&] { mine = ta::cumsum(one, 0).compute({.num_workers = 1}); });
-  const double t_eigen = best([&] { out.tensor<float, 2>() = block.tensor<const float, 2>().cumsum(0); });
+  const double t_tessera = best_of(repeats, [&] { mine = ta::cumsum(one, 0).compute({.num_workers = 1}); });
+  const double t_eigen = best_of(repeats, [&] { out.tensor<float, 2>() = block.tensor<const float, 2>().cumsum(0); });
   std::printf("kernel cumsum_block_%lld tessera=%.6f eigen=%.6f same=%d\n", static_cast<long long>(n), t_tessera,
               t_eigen, ta::array_equal(mine, out) ? 1 : 0);
   std::fflush(stdout);

@@ -26,8 +26,6 @@
 
 namespace ta = tessera::array;
 
-namespace {
-
 double best_of(int repeats, const std::function<void()>& f) {
   double best = 1e300;
   for (int r = 0; r < repeats; ++r) {
@@ -37,6 +35,8 @@ double best_of(int repeats, const std::function<void()>& f) {
   }
   return best;
 }
+
+namespace {
 
 // Equal within float rounding (sums add in another order).
 bool same(const ta::NDArray& a, const ta::NDArray& b) {
