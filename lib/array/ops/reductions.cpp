@@ -82,6 +82,24 @@ T pick(Kind kind, T a, T b) {
   return (kind == Kind::min ? less(b, a) : less(a, b)) ? b : a;
 }
 
+// The extreme of a row of n >= 1 values. Real numbers: Eigen's minimum or
+// maximum with NaN propagated, as numpy's (bench/algebra's max_axis1 rows put
+// it within 1.2x of pick's loop, or faster). Complex numbers (ordered by real
+// part, then imaginary) and bools: pick's loop.
+template <class T>
+T row_extreme(Kind kind, const T* row, int64_t n) {
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    const TensorMap<const T, 1> x(row, n);
+    using Scalar0 = Eigen::Tensor<T, 0, Eigen::RowMajor>;
+    return kind == Kind::min ? Scalar0(x.template minimum<Eigen::PropagateNaN>())()
+                             : Scalar0(x.template maximum<Eigen::PropagateNaN>())();
+  } else {
+    T best = row[0];
+    for (int64_t j = 1; j < n; ++j) best = pick(kind, best, row[j]);
+    return best;
+  }
+}
+
 // The sum of n contiguous values in accumulator A. Real and complex numbers:
 // Eigen's sum of the row cast to A (bench/algebra's sum_all and sum_axis1 rows
 // put it within 1.2x of the hand-written lanes it replaced, faster on float64).
@@ -182,7 +200,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
     T* o = p.a.template data<T>();
     for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
       if (last || shape.empty()) {
-        for (int64_t j = 0; j < len; ++j) o[at] = pick(kind, o[at], row[j]);
+        o[at] = pick(kind, o[at], row_extreme(kind, row, len));
       } else {
         for (int64_t j = 0; j < len; ++j) o[at + j] = pick(kind, o[at + j], row[j]);
       }
