@@ -123,6 +123,14 @@ class ParkedMapping {
   //! Keeps `data` (of `mapped` bytes) for the next take, unmapping the one parked before.
   void park(std::byte* data, size_t mapped) {
     ::madvise(data, mapped, MADV_FREE);
+    swap_in(data, mapped);
+  }
+  //! Unmaps the parked mapping, if any.
+  void release() { swap_in(nullptr, 0); }
+
+ private:
+  // Parks `data` (or nothing) in place of the parked mapping, which is unmapped.
+  void swap_in(std::byte* data, size_t mapped) {
     std::byte* old = nullptr;
     size_t old_size = 0;
     {
@@ -133,7 +141,6 @@ class ParkedMapping {
     if (old != nullptr) ::munmap(old, old_size);
   }
 
- private:
   std::mutex mutex_;
   std::byte* data_ = nullptr;
   size_t size_ = 0;
@@ -144,6 +151,8 @@ ParkedMapping& parked() {
   static auto* p = new ParkedMapping;
   return *p;
 }
+
+void Buffer::release_kept() { parked().release(); }
 
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Three tiers, because a block is written once right after it is allocated,

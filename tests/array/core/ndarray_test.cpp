@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 #include <vector>
 
@@ -144,6 +147,18 @@ TEST_CASE("large buffers reuse the last one freed, and zeros() of a reused one i
   // Twice the size is no match: fresh memory, not the parked block.
   NDArray c = NDArray::empty(DType::float64(), {2 * n});
   CHECK(c.data() != first);
+  // The kept buffer counts in RSS until release_kept returns it to the kernel.
+  c.fill(Scalar(1.0));
+  c = NDArray();
+  auto rss_mib = [] {
+    std::ifstream statm("/proc/self/statm");
+    int64_t pages = 0, resident = 0;
+    statm >> pages >> resident;
+    return resident * ::sysconf(_SC_PAGESIZE) / (int64_t{1} << 20);
+  };
+  const int64_t before = rss_mib();
+  Buffer::release_kept();
+  CHECK(before - rss_mib() >= 150);  // the 160 MiB of c
 }
 
 // A copy of a transposed view of C-ordered memory takes Eigen's shuffle (rank 2
