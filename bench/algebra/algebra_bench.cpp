@@ -27,6 +27,7 @@
 #include "tessera/array/ops/logic.hpp"
 #include "tessera/array/ops/overlap.hpp"
 #include "tessera/array/ops/scan.hpp"
+#include "kernels.hpp"
 
 namespace ta = tessera::array;
 
@@ -110,8 +111,12 @@ void measure(const char* name, int repeats, int workers, const std::function<ta:
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     check = checksum(out);
   }
+  // Each run's time in order too: the first run of a fresh process pays for its fresh memory.
+  std::string runs;
+  for (double t : times) runs += (runs.empty() ? "" : ",") + std::to_string(t);
   std::sort(times.begin(), times.end());
-  std::printf("%s tessera best=%.4f median=%.4f check=%.10e\n", name, times.front(), times[times.size() / 2], check);
+  std::printf("%s tessera best=%.4f median=%.4f check=%.10e runs=%s\n", name, times.front(), times[times.size() / 2],
+              check, runs.c_str());
   std::fflush(stdout);
 }
 
@@ -123,18 +128,9 @@ void cumsum_kernel(int64_t n, int repeats) {
   const ta::Array one = persisted<float>("one", n, n);
   const ta::NDArray block = one.compute();
   ta::NDArray out = ta::NDArray::empty(ta::DType::float32(), {n, n});
-  auto best = [repeats](const std::function<void()>& f) {
-    double b = 1e300;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      f();
-      b = std::min(b, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return b;
-  };
   ta::NDArray mine;
-  const double t_tessera = best([&] { mine = ta::cumsum(one, 0).compute({.num_workers = 1}); });
-  const double t_eigen = best([&] { out.tensor<float, 2>() = block.tensor<const float, 2>().cumsum(0); });
+  const double t_tessera = best_of(repeats, [&] { mine = ta::cumsum(one, 0).compute({.num_workers = 1}); });
+  const double t_eigen = best_of(repeats, [&] { out.tensor<float, 2>() = block.tensor<const float, 2>().cumsum(0); });
   std::printf("kernel cumsum_block_%lld tessera=%.6f eigen=%.6f same=%d\n", static_cast<long long>(n), t_tessera,
               t_eigen, ta::array_equal(mine, out) ? 1 : 0);
   std::fflush(stdout);
@@ -164,7 +160,13 @@ int main(int argc, char** argv) {
     return ta::map_overlap(mean3x3, x, {.depth = {1, 1}, .boundary = ta::Boundary::reflect});
   });
   measure("cumsum", repeats, workers, [&] { return ta::cumsum(x, 0); });
-  if (runs("kernel")) cumsum_kernel(2048 / scale, repeats);
+  if (runs("kernel")) {
+    // Milliseconds each on a shared machine: best of at least 10, whatever REPEATS says.
+    const int kernel_repeats = std::max(repeats, 10);
+    cumsum_kernel(2048 / scale, kernel_repeats);
+    print_kernel_rows(persisted<float>("k32", 2048 / scale, 2048 / scale),
+                      persisted<double>("k64", 2048 / scale, 2048 / scale), kernel_repeats);
+  }
   const ta::Array zero = ta::from_ndarray(ta::NDArray::zeros(ta::DType::float32(), {}));
   measure("where", repeats, workers, [&] { return ta::where(ta::greater(x, ta::Scalar(0.5f)), x, zero); });
   measure("argmax", repeats, workers, [&] { return ta::argmax(x, 0); });

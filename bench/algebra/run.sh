@@ -6,8 +6,11 @@
 #    throughput is measured against) and against dask + numpy;
 #  - on a 16384 x 16384 float32 array in 2048^2 blocks: map_overlap of a 3 x 3
 #    mean (reflect), cumsum along axis 0, where(x > 0.5, x, 0), argmax along
-#    axis 0, each against dask; and cumsum's hand-written block kernel beside
-#    Eigen's TensorScanOp on one block.
+#    axis 0, each against dask;
+#  - each block kernel of the array operations (cumsum's scan, element-wise,
+#    comparisons, where, isnan, astype, sum, max, argmax, a transposed copy) on
+#    one 2048^2 float32 and float64 block, beside the Eigen Tensor expression
+#    on the same memory (bench/algebra/kernels.cpp).
 # Inputs are in memory before the clock starts (dask: persist()); each result is
 # assembled into one array (compute()). Times are the best of REPEATS runs.
 #
@@ -43,12 +46,13 @@ matmul_repeats=${ALGEBRA_MATMUL_REPEATS:-1}
 
 "$python" - "$out" "$scale" "$workers" <<'PY'
 import sys
-t, threads, kernel = {}, None, None
+t, threads, kernels = {}, None, []
 for line in open(sys.argv[1]):
     name, who, *fields = line.split()
     if name == "kernel":
-        kernel = dict(x.split("=", 1) for x in fields)
-        kernel["name"] = who
+        k = dict(x.split("=", 1) for x in fields)
+        k["name"] = who
+        kernels.append(k)
         continue
     f = dict(x.split("=", 1) for x in fields)
     threads = f.get("threads", threads)
@@ -77,8 +81,12 @@ if "matmul" in t:
           f"tessera at {100 * es / ts:.0f}% of its throughput ({2 * n ** 3 / ts / 1e9:.1f} GFLOP/s against "
           f"{2 * n ** 3 / es / 1e9:.1f}){'' if abs(ec - t['matmul']['tessera'][1]) <= 1e-9 * abs(ec) else ' CHECKS DIFFER'}")
 print("(dask/tessera above 1: tessera is faster)")
-k = kernel
-print(f"\ncumsum's hand-written block kernel ({k['name']}, one thread): {float(k['tessera']):.6f} s against Eigen's "
-      f"TensorScanOp {float(k['eigen']):.6f} s: {float(k['eigen']) / max(float(k['tessera']), 1e-9):.1f}x"
-      f"{'' if k['same'] == '1' else ' RESULTS DIFFER'}")
+if kernels:
+    print("\nblock kernels, one thread, best of runs, seconds: what tessera runs today beside the Eigen Tensor")
+    print("expression on the same block (a kernel stays hand-written only where it is 1.2x faster or more)")
+    print(f"{'kernel':<36}{'tessera':>10}{'eigen':>10}{'eigen/tessera':>15}")
+    for k in kernels:
+        ts, es = float(k["tessera"]), float(k["eigen"])
+        print(f"{k['name']:<36}{ts:10.6f}{es:10.6f}{es / max(ts, 1e-9):14.2f}x"
+              f"{'' if k['same'] == '1' else '  RESULTS DIFFER'}")
 PY

@@ -8,15 +8,20 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <utility>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include "array/core/strided.hpp"
+#include "tessera/array/core/tensor.hpp"
 #include "array/io/bus_guard.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -76,6 +81,17 @@ Dst convert(Src v) {
   }
 }
 
+// `x` converted element by element as convert<Dst> does: Eigen's cast (vectorized)
+// between real numbers, where it is the same static_cast; convert itself otherwise.
+template <class Dst, class Src, class X>
+auto converted(const X& x) {
+  if constexpr (std::is_arithmetic_v<Src> && std::is_arithmetic_v<Dst> && !std::is_same_v<Dst, bool>) {
+    return x.template cast<Dst>();
+  } else {
+    return x.unaryExpr([](Src v) { return convert<Dst>(v); });
+  }
+}
+
 template <class T>
 bool same_value(T a, T b) {
   if constexpr (is_floating_v<T>) {
@@ -112,6 +128,56 @@ constexpr bool kRecycleLargeBuffers = false;
 constexpr bool kRecycleLargeBuffers = true;
 #endif
 
+// The last freed large mapping, kept for the next large buffer of about its
+// size: a result of compute() is often followed by another of the same shape,
+// and fresh pages cost more than the operation that fills them (the kernel
+// zeroes each one on first touch, and on a virtual machine the host backs it
+// first: bench/algebra's where, whose every run wrote a fresh 1 GiB result).
+// Parked pages are marked MADV_FREE, so the kernel may still take them back
+// under memory pressure (they read as zeros then) instead of the process
+// holding a block nobody uses; at most one mapping is parked.
+class ParkedMapping {
+ public:
+  //! A parked mapping of `mapped` bytes up to a quarter more, with its size; {nullptr, 0} if none.
+  std::pair<std::byte*, size_t> take(size_t mapped) {
+    std::lock_guard lock(mutex_);
+    if (data_ == nullptr || size_ < mapped || size_ - mapped > mapped / 4) return {nullptr, 0};
+    return {std::exchange(data_, nullptr), std::exchange(size_, 0)};
+  }
+  //! Keeps `data` (of `mapped` bytes) for the next take, unmapping the one parked before.
+  void park(std::byte* data, size_t mapped) {
+    ::madvise(data, mapped, MADV_FREE);
+    swap_in(data, mapped);
+  }
+  //! Unmaps the parked mapping, if any.
+  void release() { swap_in(nullptr, 0); }
+
+ private:
+  // Parks `data` (or nothing) in place of the parked mapping, which is unmapped.
+  void swap_in(std::byte* data, size_t mapped) {
+    std::byte* old = nullptr;
+    size_t old_size = 0;
+    {
+      std::lock_guard lock(mutex_);
+      old = std::exchange(data_, data);
+      old_size = std::exchange(size_, mapped);
+    }
+    if (old != nullptr) ::munmap(old, old_size);
+  }
+
+  std::mutex mutex_;
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Never destroyed: buffers may be freed by static destructors after main.
+ParkedMapping& parked() {
+  static auto* p = new ParkedMapping;
+  return *p;
+}
+
+void Buffer::release_kept() { parked().release(); }
+
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Three tiers, because a block is written once right after it is allocated,
   // and faulting in fresh 4 KiB pages costs several times the writing itself:
@@ -120,7 +186,8 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   //    pages to the next block of its size and releases those left unused;
   //  - larger buffers come straight from the kernel with transparent huge
   //    pages requested where the system grants them on request, as numpy asks
-  //    for its large arrays (far fewer faults); nothing keeps them after;
+  //    for its large arrays (far fewer faults); the last one freed is parked
+  //    for the next of about its size (ParkedMapping);
   //  - small ones from the heap, rounded up to whole cache lines and never zero
   //    bytes, so data() is never null.
   constexpr size_t kLarge = size_t{2} << 20;
@@ -139,12 +206,18 @@ Buffer Buffer::allocate(size_t size, bool zero) {
     return Buffer(std::shared_ptr<std::byte>(p, [](std::byte* q) { ::scalable_aligned_free(q); }), size, true);
   }
   if (size > kCached) {
-    const size_t mapped = (size + kLarge - 1) / kLarge * kLarge;
-    void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(p, mapped, MADV_HUGEPAGE);
-    return Buffer(std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [mapped](std::byte* q) { ::munmap(q, mapped); }),
-                  size, true);  // zeroed by the kernel
+    const size_t wanted = (size + kLarge - 1) / kLarge * kLarge;
+    auto [p, mapped] = parked().take(wanted);
+    if (p != nullptr) {
+      if (zero) std::memset(p, 0, size);  // parked pages hold old data, or zeros where the kernel took them
+    } else {
+      mapped = wanted;
+      void* q = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (q == MAP_FAILED) throw std::bad_alloc();
+      ::madvise(q, mapped, MADV_HUGEPAGE);
+      p = static_cast<std::byte*>(q);  // zeroed by the kernel
+    }
+    return Buffer(std::shared_ptr<std::byte>(p, [mapped](std::byte* q) { parked().park(q, mapped); }), size, true);
   }
   size_t rounded = std::max(kAlign, (size + kAlign - 1) / kAlign * kAlign);
   auto* p = static_cast<std::byte*>(::operator new(rounded, std::align_val_t{kAlign}));
@@ -344,8 +417,14 @@ NDArray NDArray::copy(Order order) const {
 NDArray NDArray::astype(DType dtype) const {
   if (dtype == dtype_) return copy();
   NDArray out = empty(dtype, shape_);
+  const bool flat = is_c_contiguous() && reinterpret_cast<uintptr_t>(data()) % dtype_.itemsize() == 0;
   dispatch(dtype_, [&]<class S>() {
     dispatch(dtype, [&]<class D>() {
+      if (flat) {  // one Eigen expression over both blocks (bench/algebra's astype row)
+        const auto n = static_cast<Eigen::Index>(size());
+        TensorMap<D, 1>(out.data<D>(), n) = converted<D, S>(TensorMap<const S, 1>(reinterpret_cast<const S*>(data()), n));
+        return;
+      }
       detail::for_each_row<2>(shape_, {out.data(), data()}, {&out.strides_, &strides_},
                               [](auto p, int64_t count, auto inner) {
                                 for (int64_t j = 0; j < count; ++j) {
@@ -395,6 +474,69 @@ void copy_row(std::byte* dst, const std::byte* src, size_t n, bool stream) {
   std::memcpy(dst, src, n);
 }
 
+// The axes of a view ordered so that its strides are those of C-ordered
+// memory of `item`-byte elements: the view is then that memory transposed (a
+// permutation of its axes), and the result says how. Empty when it is no such
+// view (gaps, broadcast axes, negative steps, axes of extent 1 or 0).
+std::vector<int> transposed_from(const Shape& shape, const Strides& strides, size_t item) {
+  std::vector<int> axes(shape.size());
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (shape[k] <= 1) return {};
+    axes[k] = static_cast<int>(k);
+  }
+  std::sort(axes.begin(), axes.end(), [&](int a, int b) { return strides[a] > strides[b]; });
+  auto expected = static_cast<int64_t>(item);
+  for (size_t i = axes.size(); i-- > 0;) {
+    if (strides[axes[i]] != expected) return {};
+    expected *= shape[axes[i]];
+  }
+  return axes;
+}
+
+// dst (C-ordered, of `shape`) = src, a transposed view of C-ordered memory
+// (transposed_from gave `axes`), as Eigen's shuffle of rank N: bench/algebra's
+// transpose_copy row times it beside the element-by-element loop it replaced.
+// Elements are moved as unsigned integers (or pairs of them) of their size.
+template <int N>
+void shuffle_copy(std::byte* dst, const std::byte* src, const Shape& shape, const std::vector<int>& axes,
+                  size_t item) {
+  auto run = [&]<class T>() {
+    std::array<Eigen::Index, N> base, out_dims, perm{};
+    for (int i = 0; i < N; ++i) {
+      base[i] = shape[axes[i]];
+      out_dims[i] = shape[i];
+    }
+    // Output axis k is axis k of the view, which is axis position(k) of `base`.
+    for (int i = 0; i < N; ++i) perm[axes[i]] = i;
+    TensorMap<T, N>(reinterpret_cast<T*>(dst), out_dims) =
+        TensorMap<const T, N>(reinterpret_cast<const T*>(src), base).shuffle(perm);
+  };
+  switch (item) {
+    case 1: return run.template operator()<uint8_t>();
+    case 2: return run.template operator()<uint16_t>();
+    case 4: return run.template operator()<uint32_t>();
+    case 8: return run.template operator()<uint64_t>();
+    default: return run.template operator()<std::complex<double>>();
+  }
+}
+
+// Copies `src` into the C-ordered `dst` with Eigen's shuffle when src is a
+// transposed view of C-ordered memory of rank 2 to 4; false when it is not one.
+bool transposed_copy(std::byte* dst, const std::byte* src, const Shape& shape, const Strides& strides, size_t item) {
+  if (shape.size() < 2 || shape.size() > 4 || reinterpret_cast<uintptr_t>(src) % std::min<size_t>(item, 8) != 0 ||
+      reinterpret_cast<uintptr_t>(dst) % std::min<size_t>(item, 8) != 0) {
+    return false;
+  }
+  const std::vector<int> axes = transposed_from(shape, strides, item);
+  if (axes.empty()) return false;
+  switch (shape.size()) {
+    case 2: shuffle_copy<2>(dst, src, shape, axes, item); break;
+    case 3: shuffle_copy<3>(dst, src, shape, axes, item); break;
+    default: shuffle_copy<4>(dst, src, shape, axes, item); break;
+  }
+  return true;
+}
+
 // Orders streamed stores before whatever follows (another thread may read the
 // destination once the task that wrote it is done).
 void store_fence() {
@@ -414,6 +556,11 @@ void NDArray::assign(const NDArray& src) const {
   if (is_c_contiguous() && src.is_c_contiguous()) {
     if (nbytes() > 0) detail::guard_mapped_reads([&] { std::memmove(data(), src.data(), nbytes()); });
     return;
+  }
+  if (is_c_contiguous() && nbytes() > 0) {
+    bool done = false;
+    detail::guard_mapped_reads([&] { done = transposed_copy(data(), src.data(), shape_, src.strides_, item); });
+    if (done) return;
   }
   const bool stream = nbytes() >= kStreamCopyBytes;
   // Either side may be a mapped file that shrinks under the copy: the guard

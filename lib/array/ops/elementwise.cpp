@@ -5,6 +5,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "array/ops/flat.hpp"
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
@@ -68,48 +69,55 @@ T apply(BinaryOp op, T a, T b) {
   }
 }
 
-// out[i] = a[i * sa] op b[i * sb]; a stride of 0 repeats a scalar. The op is
-// fixed per call so each loop vectorizes.
-template <class T>
-void apply_n(BinaryOp op, const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n) {
-  auto loop = [&](auto op_constant) {
-    for (int64_t i = 0; i < n; ++i) out[i] = apply<T>(op_constant(), a[i * sa], b[i * sb]);
-  };
-  switch (op) {
-    case BinaryOp::add: return loop([] { return BinaryOp::add; });
-    case BinaryOp::subtract: return loop([] { return BinaryOp::subtract; });
-    case BinaryOp::multiply: return loop([] { return BinaryOp::multiply; });
-    case BinaryOp::divide: return loop([] { return BinaryOp::divide; });
+// `x op y` of two rank-1 Eigen expressions of T. Floats and complex numbers
+// take Eigen's own operators (vectorized); integers and bools go through
+// apply<T>, which carries numpy's wrapping and bool rules.
+template <BinaryOp Op, class T, class X, class Y>
+auto binary_expr(const X& x, const Y& y) {
+  if constexpr (std::is_floating_point_v<T> || !std::is_arithmetic_v<T>) {
+    if constexpr (Op == BinaryOp::add) return x + y;
+    if constexpr (Op == BinaryOp::subtract) return x - y;
+    if constexpr (Op == BinaryOp::multiply) return x * y;
+    if constexpr (Op == BinaryOp::divide) return x / y;
+  } else {
+    return x.binaryExpr(y, [](T a, T b) { return apply<T>(Op, a, b); });
   }
 }
 
-// A C-contiguous block of `dtype` with the elements of `x`.
-NDArray as_contiguous(const NDArray& x, DType dtype) {
-  if (x.dtype() != dtype) return x.astype(dtype);
-  return x.is_c_contiguous() ? x : x.copy();
+// out[i] = a[i] op b[i] over n elements, one Eigen expression per op (fixed
+// at compile time) and per mix of operand steps (detail::as_expressions).
+template <class T>
+void apply_n(BinaryOp op, const detail::Flat<T>& a, const detail::Flat<T>& b, T* out, int64_t n) {
+  TensorMap<T, 1> o(out, n);
+  auto run = [&]<BinaryOp Op>() {
+    detail::as_expressions(n, [&](const auto& x, const auto& y) { o = binary_expr<Op, T>(x, y); }, a, b);
+  };
+  switch (op) {
+    case BinaryOp::add: return run.template operator()<BinaryOp::add>();
+    case BinaryOp::subtract: return run.template operator()<BinaryOp::subtract>();
+    case BinaryOp::multiply: return run.template operator()<BinaryOp::multiply>();
+    case BinaryOp::divide: return run.template operator()<BinaryOp::divide>();
+  }
 }
 
-// `a op b` of two blocks of one shape (broadcast views are made contiguous first).
+// `a op b` of two blocks of one shape (or broadcast views of one element).
 NDArray apply_blocks(BinaryOp op, DType dtype, const NDArray& a, const NDArray& b) {
-  const NDArray ca = as_contiguous(a, dtype), cb = as_contiguous(b, dtype);
   NDArray out = NDArray::empty(dtype, a.shape());
   dispatch(dtype, [&]<class T>() {
-    apply_n<T>(op, reinterpret_cast<const T*>(ca.data()), 1, reinterpret_cast<const T*>(cb.data()), 1,
-               out.data<T>(), out.size());
+    apply_n<T>(op, detail::flat<T>(a, dtype), detail::flat<T>(b, dtype), out.data<T>(), out.size());
   });
   return out;
 }
 
 NDArray apply_scalar(BinaryOp op, DType dtype, const NDArray& a, const Scalar& s, bool scalar_first) {
-  const NDArray ca = as_contiguous(a, dtype);
   NDArray out = NDArray::empty(dtype, a.shape());
   dispatch(dtype, [&]<class T>() {
     const T v = s.to<T>();
-    const T* x = reinterpret_cast<const T*>(ca.data());
+    const detail::Flat<T> x = detail::flat<T>(a, dtype), one{&v, 0, NDArray()};
     if (scalar_first) {
-      apply_n<T>(op, &v, 0, x, 1, out.data<T>(), out.size());
+      apply_n<T>(op, one, x, out.data<T>(), out.size());
     } else {
-      apply_n<T>(op, x, 1, &v, 0, out.data<T>(), out.size());
+      apply_n<T>(op, x, one, out.data<T>(), out.size());
     }
   });
   return out;

@@ -3,12 +3,16 @@
 // (step 0), as an operand broadcast from one element is (a Scalar made a 0-d
 // array, `where(c, x, 0)`). The repeated value is never materialized into a
 // full block: that copy cost more than the kernel itself (bench/algebra's where).
+//
+// The kernels themselves are Eigen Tensor expressions over these runs
+// (as_expressions): bench/algebra's kernel rows time each beside the loop it
+// replaced.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
-#include "tessera/array/core/ndarray.hpp"
+#include "tessera/array/core/tensor.hpp"
 
 namespace tessera::array::detail {
 
@@ -55,6 +59,30 @@ template <class F>
 decltype(auto) with_step(int64_t step, F&& f) {
   if (step == 0) return f(std::integral_constant<int64_t, 0>{});
   return f(std::integral_constant<int64_t, 1>{});
+}
+
+//! Calls `f(e...)` with each operand as a rank-1 Eigen expression of `n`
+//! elements: the TensorMap of its run (step 1), or a constant of its one
+//! element (step 0), so one expression written in `f` serves every mix of
+//! block and repeated operands, each compiled (and vectorized) on its own.
+//! `f` must evaluate its expression before it returns: the expressions refer to
+//! maps that live only during the call.
+template <class F>
+void as_expressions(int64_t n, F&& f) {
+  f();
+}
+
+template <class F, class T, class... Rest>
+void as_expressions(int64_t n, F&& f, const Flat<T>& first, const Flat<Rest>&... rest) {
+  const TensorMap<const T, 1> map(first.data, n);  // read only where step is 1
+  auto bind = [&](const auto& e) {
+    as_expressions(n, [&](const auto&... others) { f(e, others...); }, rest...);
+  };
+  if (first.step == 0) {
+    bind(map.constant(first.data[0]));
+  } else {
+    bind(map);
+  }
 }
 
 }  // namespace tessera::array::detail

@@ -19,6 +19,7 @@
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
 #include "array/ops/flat.hpp"
+#include "tessera/array/core/tensor.hpp"
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
@@ -86,29 +87,39 @@ bool apply(CompareOp op, const T& a, const T& b) {
   return !less_than(a, b);
 }
 
-// `op` fixed per loop, and each operand's step (detail::with_step), so each loop vectorizes.
-template <class T>
-void compare_n(CompareOp op, const detail::Flat<T>& a, const detail::Flat<T>& b, bool* out, int64_t n) {
-  auto loop = [&](auto op_constant, auto sa, auto sb) {
-    for (int64_t i = 0; i < n; ++i) out[i] = apply<T>(op_constant(), a.data[i * sa], b.data[i * sb]);
-  };
-  auto with_op = [&](auto sa, auto sb) {
-    switch (op) {
-      case CompareOp::equal: return loop([] { return CompareOp::equal; }, sa, sb);
-      case CompareOp::not_equal: return loop([] { return CompareOp::not_equal; }, sa, sb);
-      case CompareOp::less: return loop([] { return CompareOp::less; }, sa, sb);
-      case CompareOp::less_equal: return loop([] { return CompareOp::less_equal; }, sa, sb);
-      case CompareOp::greater: return loop([] { return CompareOp::greater; }, sa, sb);
-      case CompareOp::greater_equal: return loop([] { return CompareOp::greater_equal; }, sa, sb);
-    }
-  };
-  detail::with_step(a.step, [&](auto sa) { detail::with_step(b.step, [&](auto sb) { with_op(sa, sb); }); });
+// `x op y` of two rank-1 Eigen expressions of T: real numbers take Eigen's
+// comparisons (IEEE's, which are numpy's; vectorized), complex numbers go
+// through apply<T> for numpy's order and NaN rule.
+template <CompareOp Op, class T, class X, class Y>
+auto compare_expr(const X& x, const Y& y) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (Op == CompareOp::equal) return x == y;
+    if constexpr (Op == CompareOp::not_equal) return x != y;
+    if constexpr (Op == CompareOp::less) return x < y;
+    if constexpr (Op == CompareOp::less_equal) return x <= y;
+    if constexpr (Op == CompareOp::greater) return x > y;
+    if constexpr (Op == CompareOp::greater_equal) return x >= y;
+  } else {
+    return x.binaryExpr(y, [](const T& a, const T& b) { return apply<T>(Op, a, b); });
+  }
 }
 
 NDArray compare_blocks(CompareOp op, DType dtype, const NDArray& a, const NDArray& b) {
   NDArray out = NDArray::empty(DType::bool_(), a.shape());
+  TensorMap<bool, 1> o(out.data<bool>(), out.size());
   dispatch(dtype, [&]<class T>() {
-    compare_n<T>(op, detail::flat<T>(a, dtype), detail::flat<T>(b, dtype), out.data<bool>(), out.size());
+    const detail::Flat<T> fa = detail::flat<T>(a, dtype), fb = detail::flat<T>(b, dtype);
+    auto run = [&]<CompareOp Op>() {
+      detail::as_expressions(out.size(), [&](const auto& x, const auto& y) { o = compare_expr<Op, T>(x, y); }, fa, fb);
+    };
+    switch (op) {
+      case CompareOp::equal: return run.template operator()<CompareOp::equal>();
+      case CompareOp::not_equal: return run.template operator()<CompareOp::not_equal>();
+      case CompareOp::less: return run.template operator()<CompareOp::less>();
+      case CompareOp::less_equal: return run.template operator()<CompareOp::less_equal>();
+      case CompareOp::greater: return run.template operator()<CompareOp::greater>();
+      case CompareOp::greater_equal: return run.template operator()<CompareOp::greater_equal>();
+    }
   });
   return out;
 }
@@ -117,16 +128,9 @@ NDArray where_blocks(DType dtype, const NDArray& cond, const NDArray& a, const N
   NDArray out = NDArray::empty(dtype, cond.shape());
   const detail::Flat<bool> m = detail::flat<bool>(cond, DType::bool_());
   dispatch(dtype, [&]<class T>() {
-    const detail::Flat<T> x = detail::flat<T>(a, dtype), y = detail::flat<T>(b, dtype);
-    T* o = out.data<T>();
-    const int64_t n = out.size();
-    detail::with_step(m.step, [&](auto sm) {
-      detail::with_step(x.step, [&](auto sx) {
-        detail::with_step(y.step, [&](auto sy) {
-          for (int64_t i = 0; i < n; ++i) o[i] = m.data[i * sm] ? x.data[i * sx] : y.data[i * sy];
-        });
-      });
-    });
+    TensorMap<T, 1> o(out.data<T>(), out.size());
+    detail::as_expressions(out.size(), [&](const auto& c, const auto& x, const auto& y) { o = c.select(x, y); }, m,
+                           detail::flat<T>(a, dtype), detail::flat<T>(b, dtype));
   });
   return out;
 }
@@ -150,6 +154,33 @@ bool beats(bool max, const T& b, const T& a) {
   return max ? less_than(a, b) : less_than(b, a);
 }
 
+// The best of `outer` contiguous lines of m >= 1 real numbers, and its position
+// (from `offset`), as Eigen's argmax or argmin along the lines (bench/algebra's
+// argmax_axis1 rows: about 2.5x the element-by-element loop), which keeps the
+// first of equal values as numpy does. False, with nothing written, when the
+// lines may hold a NaN: numpy's answer is then the first NaN, which Eigen's
+// reduction does not know.
+template <class T>
+bool arg_lines(bool max, const T* x, int64_t outer, int64_t m, int64_t offset, T* best, int64_t* idx) {
+  const TensorMap<const T, 2> lines(x, outer, m);
+  if constexpr (std::is_floating_point_v<T>) {
+    // A NaN anywhere makes the sum NaN (so does inf - inf: the loop then, which is right too).
+    const Eigen::Tensor<T, 0, Eigen::RowMajor> total = lines.sum();
+    if (std::isnan(total())) return false;
+  }
+  Eigen::Tensor<Eigen::Index, 1, Eigen::RowMajor> at;
+  if (max) {
+    at = lines.argmax(1);
+  } else {
+    at = lines.argmin(1);
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    best[o] = lines(o, at(o));
+    idx[o] = offset + at(o);
+  }
+  return true;
+}
+
 // The best of each line of a block along `axis`; positions start at `offset`.
 ArgPartial arg_block(bool max, const NDArray& block, size_t axis, int64_t offset) {
   const NDArray b = block.is_c_contiguous() ? block : block.copy();
@@ -167,6 +198,10 @@ ArgPartial arg_block(bool max, const NDArray& block, size_t axis, int64_t offset
   dispatch(b.dtype(), [&]<class T>() {
     const T* x = b.data<const T>();
     T* best = r.value.data<T>();
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      // Along the last axis: contiguous lines, Eigen's arg reduction unless there is a NaN.
+      if (inner == 1 && arg_lines<T>(max, x, outer, m, offset, best, idx)) return;
+    }
     for (int64_t o = 0; o < outer; ++o) {
       const T* lines = x + o * m * inner;
       T* bv = best + o * inner;
@@ -366,11 +401,10 @@ Array where(const Array& cond, const Array& a, const Array& b) {
 Array isnan(const Array& x) {
   return blockwise_broadcast("isnan", "", {x}, DType::bool_(), [](absl::Span<const NDArray> b) {
     NDArray out = NDArray::empty(DType::bool_(), b[0].shape());
-    const NDArray c = b[0].is_c_contiguous() ? b[0] : b[0].copy();
-    bool* o = out.data<bool>();
-    dispatch(c.dtype(), [&]<class T>() {
-      const T* v = c.data<const T>();
-      for (int64_t i = 0; i < out.size(); ++i) o[i] = is_nan(v[i]);
+    TensorMap<bool, 1> o(out.data<bool>(), out.size());
+    dispatch(b[0].dtype(), [&]<class T>() {
+      detail::as_expressions(out.size(), [&](const auto& v) { o = v.unaryExpr([](const T& e) { return is_nan(e); }); },
+                             detail::flat<T>(b[0], b[0].dtype()));
     });
     return out;
   });

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include <absl/strings/str_cat.h>
 
@@ -29,15 +30,32 @@ DType scan_dtype(DType d) {
   return d;
 }
 
-// `b` as a read-only C-contiguous (outer, m, inner) tensor of `dtype`, kept alive by `keep`.
+// The type a scan of T accumulates in: signed integers in their unsigned twin
+// of the same width, which wraps modulo 2^n as numpy's integers do (signed
+// overflow is undefined behaviour in C++); the bits are the same, so the result
+// is read back as T.
 template <class T>
-TensorMap<const T, 3> as_3d(const NDArray& b, size_t axis, DType dtype, NDArray& keep) {
+using Wrapping =
+    typename std::conditional_t<std::is_integral_v<T> && std::is_signed_v<T>, std::make_unsigned<T>,
+                                std::type_identity<T>>::type;
+
+// `b` as a read-only C-contiguous (outer, m, inner) tensor of `dtype` (whose
+// element type is T), its elements read as Wrapping<T>, kept alive by `keep`.
+template <class T>
+TensorMap<const Wrapping<T>, 3> as_3d(const NDArray& b, size_t axis, DType dtype, NDArray& keep) {
   keep = b.dtype() == dtype ? (b.is_c_contiguous() ? b : b.copy()) : b.astype(dtype);
   int64_t outer = 1, inner = 1;
   for (size_t k = 0; k < axis; ++k) outer *= b.shape()[k];
   for (size_t k = axis + 1; k < b.ndim(); ++k) inner *= b.shape()[k];
   keep = keep.reshape({outer, b.shape()[axis], inner});
-  return keep.tensor<const T, 3>();
+  const TensorMap<const T, 3> t = keep.tensor<const T, 3>();
+  return TensorMap<const Wrapping<T>, 3>(reinterpret_cast<const Wrapping<T>*>(t.data()), t.dimensions());
+}
+
+// The writable (outer, m, inner) map of `out` (C-contiguous, of T) read as Wrapping<T>.
+template <class T>
+TensorMap<Wrapping<T>, 3> out_3d(NDArray& out, const TensorMap<const Wrapping<T>, 3>& like) {
+  return TensorMap<Wrapping<T>, 3>(reinterpret_cast<Wrapping<T>*>(out.data<T>()), like.dimensions());
 }
 
 // The scan of one block, line by line of the (outer, m, inner) view: each line
@@ -49,28 +67,30 @@ NDArray scan_block(ScanOp op, const NDArray& b, size_t axis, DType dtype) {
   NDArray out = NDArray::empty(dtype, b.shape());
   dispatch(dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
+      using W = Wrapping<T>;
       NDArray in;
-      const TensorMap<const T, 3> x = as_3d<T>(b, axis, dtype, in);
+      const TensorMap<const W, 3> x = as_3d<T>(b, axis, dtype, in);
       const int64_t outer = x.dimension(0), m = x.dimension(1), inner = x.dimension(2);
-      const T* src = x.data();
-      T* dst = out.data<T>();
+      const W* src = x.data();
+      W* dst = out_3d<T>(out, x).data();
       auto lines = [&](auto combine) {
         for (int64_t o = 0; o < outer; ++o) {
-          const T* xs = src + o * m * inner;
-          T* ys = dst + o * m * inner;
+          const W* xs = src + o * m * inner;
+          W* ys = dst + o * m * inner;
           if (m > 0) std::copy(xs, xs + inner, ys);
           for (int64_t i = 1; i < m; ++i) {
-            const T* prev = ys + (i - 1) * inner;
-            const T* row = xs + i * inner;
-            T* cur = ys + i * inner;
+            const W* prev = ys + (i - 1) * inner;
+            const W* row = xs + i * inner;
+            W* cur = ys + i * inner;
             for (int64_t j = 0; j < inner; ++j) cur[j] = combine(prev[j], row[j]);
           }
         }
       };
+      // W(...): the product of two uint8 or uint16 is an int, which must not overflow either.
       if (op == ScanOp::sum) {
-        lines([](T a, T v) { return a + v; });
+        lines([](W a, W v) { return W(a + v); });
       } else {
-        lines([](T a, T v) { return a * v; });
+        lines([](W a, W v) { return W(a * v); });
       }
     }
   });
@@ -86,9 +106,10 @@ NDArray next_carry(ScanOp op, const NDArray& scanned, const NDArray* carry, size
   if (carry == nullptr) return last;
   dispatch(last.dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      T* l = last.data<T>();
-      const T* c = carry->data<const T>();
-      for (int64_t i = 0; i < last.size(); ++i) l[i] = op == ScanOp::sum ? l[i] + c[i] : l[i] * c[i];
+      using W = Wrapping<T>;
+      W* l = reinterpret_cast<W*>(last.data<T>());
+      const W* c = reinterpret_cast<const W*>(carry->data<const T>());
+      for (int64_t i = 0; i < last.size(); ++i) l[i] = op == ScanOp::sum ? W(l[i] + c[i]) : W(l[i] * c[i]);
     }
   });
   return last;
@@ -100,14 +121,14 @@ NDArray apply_carry(ScanOp op, const NDArray& scanned, const NDArray& carry, siz
   dispatch(scanned.dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       NDArray in, c;
-      const TensorMap<const T, 3> x = as_3d<T>(scanned, axis, scanned.dtype(), in);
-      const TensorMap<const T, 3> y = as_3d<T>(carry, axis, scanned.dtype(), c);
+      const TensorMap<const Wrapping<T>, 3> x = as_3d<T>(scanned, axis, scanned.dtype(), in);
+      const TensorMap<const Wrapping<T>, 3> y = as_3d<T>(carry, axis, scanned.dtype(), c);
       const Eigen::array<Eigen::Index, 3> times{1, x.dimension(1), 1};
-      NDArray o = out.reshape(in.shape());
+      auto o = out_3d<T>(out, x);
       if (op == ScanOp::sum) {
-        o.tensor<T, 3>() = x + y.broadcast(times);
+        o = x + y.broadcast(times);
       } else {
-        o.tensor<T, 3>() = x * y.broadcast(times);
+        o = x * y.broadcast(times);
       }
     }
   });

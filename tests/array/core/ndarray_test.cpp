@@ -1,6 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
 #include <numeric>
+#include <vector>
 
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/tensor.hpp"
@@ -139,4 +144,64 @@ TEST_CASE("views are checked against their buffer, and read-only buffers refuse 
   REQUIRE_THROWS_WITH_AS(r.data<double>(), doctest::Contains("is read-only"), Error);
   REQUIRE_THROWS_WITH_AS(r.fill(1), doctest::Contains("is read-only"), Error);
   REQUIRE_THROWS_WITH_AS((r.tensor<double, 1>()), doctest::Contains("ask for const float64 elements"), Error);
+}
+
+// A freed buffer over 64 MiB is parked for the next of about its size: the
+// next one gets its memory back, and zeros() still reads as zeros, whatever the
+// parked pages held.
+TEST_CASE("large buffers reuse the last one freed, and zeros() of a reused one is zero") {
+  const int64_t n = (int64_t{80} << 20) / 8;  // 80 MiB of float64
+  const std::byte* first = nullptr;
+  {
+    NDArray a = NDArray::full(DType::float64(), {n}, Scalar(7.0));
+    first = a.data();
+  }
+  NDArray b = NDArray::zeros(DType::float64(), {n - 1000});
+  CHECK(b.data() == first);
+  const double* p = b.data<const double>();
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < b.size(); ++i) nonzero += p[i] != 0.0;
+  CHECK(nonzero == 0);
+  // Twice the size is no match: fresh memory, not the parked block.
+  NDArray c = NDArray::empty(DType::float64(), {2 * n});
+  CHECK(c.data() != first);
+  // The kept buffer counts in RSS until release_kept returns it to the kernel.
+  c.fill(Scalar(1.0));
+  c = NDArray();
+  auto rss_mib = [] {
+    std::ifstream statm("/proc/self/statm");
+    int64_t pages = 0, resident = 0;
+    statm >> pages >> resident;
+    return resident * ::sysconf(_SC_PAGESIZE) / (int64_t{1} << 20);
+  };
+  const int64_t before = rss_mib();
+  Buffer::release_kept();
+  CHECK(before - rss_mib() >= 150);  // the 160 MiB of c
+}
+
+// A copy of a transposed view of C-ordered memory takes Eigen's shuffle (rank 2
+// to 4, elements moved by their size); other strided views take the general
+// loop. array_equal reads both element by element, so either way must agree.
+TEST_CASE("copies of transposed views of every rank and element size equal the views") {
+  for (DType dtype : {DType::bool_(), DType::int16(), DType::float32(), DType::float64(), DType::complex128()}) {
+    for (const Shape& shape : {Shape{3, 4}, Shape{2, 3, 4}, Shape{2, 3, 4, 5}, Shape{2, 1, 3}}) {
+      NDArray a = NDArray::empty(dtype, shape);
+      auto* bytes = reinterpret_cast<unsigned char*>(a.data());
+      for (size_t i = 0; i < a.nbytes(); ++i) bytes[i] = static_cast<unsigned char>(dtype == DType::bool_() ? i % 2 : i * 7 + 1);
+      std::vector<size_t> axes(shape.size());
+      std::iota(axes.begin(), axes.end(), size_t{0});
+      do {
+        INFO(dtype.name(), " ", shape_str(shape), " axes ", axes[0], axes[1]);
+        const NDArray view = a.transpose(axes);
+        const NDArray c = view.copy();
+        CHECK(c.is_c_contiguous());
+        CHECK(array_equal(c, view));
+      } while (std::next_permutation(axes.begin(), axes.end()));
+    }
+    // A stepped slice of a transpose is no permutation of C-ordered memory.
+    NDArray b = NDArray::empty(dtype, {6, 4});
+    b.fill(Scalar(true));
+    const NDArray stepped = b.transpose().slice({Slice::all(), Slice{0, 6, 2}});
+    CHECK(array_equal(stepped.copy(), stepped));
+  }
 }

@@ -65,8 +65,16 @@ class Buffer {
       : data_(std::move(data)), size_(size), writable_(writable) {}
   //! `size` bytes of fresh 64-byte-aligned memory, zeroed when `zero` is true:
   //! from the heap, oneTBB's scalable allocator from 2 MiB, and anonymous pages
-  //! with transparent huge pages requested above 64 MiB.
+  //! with transparent huge pages requested above 64 MiB; the last of those freed
+  //! is kept (the kernel may reclaim its pages) for the next of about its size.
   static Buffer allocate(size_t size, bool zero = false);
+  //! Returns the kept buffer (see allocate) to the kernel now, so it no longer
+  //! counts in the process's RSS: before measuring memory, or forking a child
+  //! whose peak RSS counts the parent's. Thread-safe.
+  //! @code
+  //!   tessera::array::Buffer::release_kept();
+  //! @endcode
+  static void release_kept();
 
   std::byte* data() const { return data_.get(); }
   size_t size() const { return size_; }
