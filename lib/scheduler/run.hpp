@@ -70,14 +70,19 @@ class Run final : public RunState {
   // With a memory limit, until the switch to the budget: the tasks each worker
   // settled and their results' bytes, in memory of its own (a per-task array
   // written by both workers would bounce cache lines between them on every
-  // task), written under lock_. Room for every task, touched only as it fills.
-  // The switch reads them to fill the per-task arrays below.
+  // task), written under lock_. Room for every task, from oneTBB's allocator,
+  // which hands the pages of one run's ledger to the next run's (fresh pages
+  // cost a run of small tasks more than the writes). The switch reads them to
+  // fill the per-task arrays below.
   struct Settled {
     uint32_t task;
     size_t bytes;
   };
+  struct ScalableFree {
+    void operator()(Settled* p) const;
+  };
   struct alignas(64) Ledger {
-    std::unique_ptr<Settled[]> settled;
+    std::unique_ptr<Settled[], ScalableFree> settled;
     size_t count = 0;
   };
   // A finished task's figures, from its completion to its settling under lock_.

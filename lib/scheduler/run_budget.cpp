@@ -71,6 +71,8 @@ void return_cached_memory() {
 
 }  // namespace
 
+void Run::ScalableFree::operator()(Settled* p) const { ::scalable_free(p); }
+
 void Run::prepare_budget() {
   const double target = options_.memory_target, pause = options_.memory_pause;
   if (!(target > 0 && target <= pause && pause <= 1)) {
@@ -82,7 +84,9 @@ void Run::prepare_budget() {
   pause_bytes_ = static_cast<size_t>(static_cast<double>(limit_) * options_.memory_pause);
   ledgers_ = std::make_unique<Ledger[]>(static_cast<size_t>(num_workers_));
   for (int i = 0; i < num_workers_; ++i) {
-    ledgers_[static_cast<size_t>(i)].settled = std::make_unique_for_overwrite<Settled[]>(plan_.num_tasks());
+    void* p = ::scalable_malloc(std::max<size_t>(plan_.num_tasks(), 1) * sizeof(Settled));
+    if (p == nullptr) throw std::bad_alloc();
+    ledgers_[static_cast<size_t>(i)].settled.reset(static_cast<Settled*>(p));
   }
   store_ = std::make_unique<SpillStore>(options_.scratch_dir, options_.disk_limit);
 }
