@@ -32,6 +32,7 @@
 //   or a task must start and nothing held can spill while nothing else runs — the
 //   run stops with MemoryLimitError.
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include <absl/strings/str_cat.h>
@@ -71,7 +72,22 @@ void return_cached_memory() {
 
 }  // namespace
 
-void Run::ScalableFree::operator()(Settled* p) const { ::scalable_free(p); }
+// Sanitizers see no allocation when oneTBB's allocator hands memory back out
+// (their shadow of it keeps the last run's accesses), so under them the ledgers
+// come from malloc.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kLedgersFromTbb = false;
+#else
+constexpr bool kLedgersFromTbb = true;
+#endif
+
+void Run::ScalableFree::operator()(Settled* p) const {
+  if (kLedgersFromTbb) {
+    ::scalable_free(p);
+  } else {
+    std::free(p);
+  }
+}
 
 void Run::prepare_budget() {
   const double target = options_.memory_target, pause = options_.memory_pause;
@@ -84,7 +100,8 @@ void Run::prepare_budget() {
   pause_bytes_ = static_cast<size_t>(static_cast<double>(limit_) * options_.memory_pause);
   ledgers_ = std::make_unique<Ledger[]>(static_cast<size_t>(num_workers_));
   for (int i = 0; i < num_workers_; ++i) {
-    void* p = ::scalable_malloc(std::max<size_t>(plan_.num_tasks(), 1) * sizeof(Settled));
+    const size_t bytes = std::max<size_t>(plan_.num_tasks(), 1) * sizeof(Settled);
+    void* p = kLedgersFromTbb ? ::scalable_malloc(bytes) : std::malloc(bytes);
     if (p == nullptr) throw std::bad_alloc();
     ledgers_[static_cast<size_t>(i)].settled.reset(static_cast<Settled*>(p));
   }
