@@ -217,7 +217,9 @@ Buffer Buffer::allocate(size_t size, bool zero) {
       ::madvise(q, mapped, MADV_HUGEPAGE);
       p = static_cast<std::byte*>(q);  // zeroed by the kernel
     }
-    return Buffer(std::shared_ptr<std::byte>(p, [mapped](std::byte* q) { parked().park(q, mapped); }), size, true);
+    // A copy, not the binding: clang 15 cannot capture a structured binding.
+    return Buffer(std::shared_ptr<std::byte>(p, [length = mapped](std::byte* q) { parked().park(q, length); }), size,
+                  true);
   }
   size_t rounded = std::max(kAlign, (size + kAlign - 1) / kAlign * kAlign);
   auto* p = static_cast<std::byte*>(::operator new(rounded, std::align_val_t{kAlign}));
