@@ -93,8 +93,9 @@ bool apply(CompareOp op, const T& a, const T& b) {
 template <CompareOp Op, class T, class X, class Y>
 auto compare_expr(const X& x, const Y& y) {
   if constexpr (std::is_arithmetic_v<T>) {
-    if constexpr (Op == CompareOp::equal) return x == y;
-    if constexpr (Op == CompareOp::not_equal) return x != y;
+    // Called as members: C++20's reversed candidates make `x == y` ambiguous for clang.
+    if constexpr (Op == CompareOp::equal) return x.operator==(y);
+    if constexpr (Op == CompareOp::not_equal) return x.operator!=(y);
     if constexpr (Op == CompareOp::less) return x < y;
     if constexpr (Op == CompareOp::less_equal) return x <= y;
     if constexpr (Op == CompareOp::greater) return x > y;
