@@ -75,7 +75,8 @@ TEST_CASE("wire: lists and namespaces carry Values of every kind, nested") {
   CHECK(list[2].as<double>() == 3.0);
 
   std::map<std::string, Value> ns{{"rank", Value(3)}, {"files", Value(std::vector<std::string>{"x"})}};
-  const auto& got = round_trip(Value(ns)).as<std::map<std::string, Value>>();
+  const Value back_ns = round_trip(Value(ns));
+  const auto& got = back_ns.as<std::map<std::string, Value>>();
   CHECK(got.at("rank").as<int>() == 3);
   CHECK(got.at("files").as<std::vector<std::string>>() == std::vector<std::string>{"x"});
 }
