@@ -1,7 +1,6 @@
 #include "allocators.hpp"
 
 #include <malloc.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <cstdlib>
 
 #include <oneapi/tbb/scalable_allocator.h>
+
+#include "storage/pages.hpp"
 
 namespace tessera::tool {
 
@@ -20,8 +21,6 @@ void bound_allocators(int64_t budget) {
 }
 
 void heap_in_huge_pages(uint64_t expected) {
-#if defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   // At most half the machine's memory of address space, so that the one large
   // extension of the heap below never fails for its size.
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
@@ -42,11 +41,7 @@ void heap_in_huge_pages(uint64_t expected) {
   ::mallopt(M_TOP_PAD, 128 << 10);  // glibc's default again for any later extension
   const auto after = reinterpret_cast<uintptr_t>(::sbrk(0));
   // ...and the part of it on whole huge pages is mapped in huge pages.
-  const uintptr_t from = (before + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
-  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-#else
-  (void)expected;
-#endif
+  tessera::detail::advise_huge_pages(reinterpret_cast<void*>(before), after - before);
 }
 
 }  // namespace tessera::tool

@@ -41,6 +41,7 @@
 
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
+#include "storage/pages.hpp"
 
 namespace tessera::detail {
 namespace {
@@ -72,14 +73,9 @@ void return_cached_memory() {
 
 }  // namespace
 
-// Sanitizers see no allocation when oneTBB's allocator hands memory back out
-// (their shadow of it keeps the last run's accesses), so under them the ledgers
-// come from malloc.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kLedgersFromTbb = false;
-#else
-constexpr bool kLedgersFromTbb = true;
-#endif
+// The ledgers come from oneTBB's allocator, except under a sanitizer, which
+// must see each allocation (storage/pages.hpp).
+constexpr bool kLedgersFromTbb = !kSanitizedHeap;
 
 void Run::ScalableFree::operator()(Settled* p) const {
   if (kLedgersFromTbb) {

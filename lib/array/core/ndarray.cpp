@@ -24,6 +24,7 @@
 #include "tessera/array/core/tensor.hpp"
 #include "array/io/bus_guard.hpp"
 #include "tessera/graph/error.hpp"
+#include "storage/pages.hpp"
 
 namespace tessera::array {
 namespace {
@@ -118,15 +119,9 @@ size_t array_nbytes(DType dtype, const Shape& shape) {
   return static_cast<size_t>(n);
 }
 
-// Sanitizers see through the heap but not through oneTBB's allocator: with
-// ASan, an overrun of a recycled block would go unseen; with TSan, a block
-// freed on one thread and handed to another looks like a race. Sanitized
-// builds take those blocks from the heap.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kRecycleLargeBuffers = false;
-#else
-constexpr bool kRecycleLargeBuffers = true;
-#endif
+// Large blocks are recycled (oneTBB's allocator, the parked mapping) except
+// under a sanitizer, which must see each one (storage/pages.hpp).
+constexpr bool kRecycleLargeBuffers = !tessera::detail::kSanitizedHeap;
 
 // The last freed large mapping, kept for the next large buffer of about its
 // size: a result of compute() is often followed by another of the same shape,
@@ -199,9 +194,7 @@ Buffer Buffer::allocate(size_t size, bool zero) {
     // 4096 faults, which cost more than computing it on a virtual machine
     // (bench/algebra, a cold process). The whole 2 MiB pages inside the block
     // are marked as numpy marks its large arrays; a recycled block keeps the mark.
-    const auto first = (reinterpret_cast<uintptr_t>(p) + kLarge - 1) / kLarge * kLarge;
-    const auto last = (reinterpret_cast<uintptr_t>(p) + size) / kLarge * kLarge;
-    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+    tessera::detail::advise_huge_pages(p, size);
     if (zero) std::memset(p, 0, size);
     return Buffer(std::shared_ptr<std::byte>(p, [](std::byte* q) { ::scalable_aligned_free(q); }), size, true);
   }
@@ -214,7 +207,7 @@ Buffer Buffer::allocate(size_t size, bool zero) {
       mapped = wanted;
       void* q = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (q == MAP_FAILED) throw std::bad_alloc();
-      ::madvise(q, mapped, MADV_HUGEPAGE);
+      tessera::detail::advise_huge_pages(q, mapped);
       p = static_cast<std::byte*>(q);  // zeroed by the kernel
     }
     // A copy, not the binding: clang 15 cannot capture a structured binding.
