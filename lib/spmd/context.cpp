@@ -62,13 +62,24 @@ ContextScope::~ContextScope() {
 
 LocalCommunicator::LocalCommunicator(std::vector<int> ids) : ids_(std::move(ids)), slots_(ids_.size()) {}
 
+Value invoke_apply(const RawFn& fn, const std::string& name, absl::Span<const Value> args) {
+  try {
+    return fn(args);
+  } catch (const ArgumentTypeError& e) {
+    throw TypeError(absl::StrCat(name, ": ", e.what()));
+  }
+}
+
+std::string barrier_broken_message(int engine_id, bool by_error) {
+  return absl::StrCat("barrier broken: engine ", engine_id,
+                      by_error ? " raised an error before reaching it"
+                               : " returned from the SPMD function without reaching it (every engine of "
+                                 "an apply must make the same collective calls)");
+}
+
 void LocalCommunicator::check_usable() const {
   if (broken_rank_ < 0) return;
-  throw BarrierError(absl::StrCat(
-      "barrier broken: engine ", ids_[static_cast<size_t>(broken_rank_)],
-      broken_by_error_ ? " raised an error before reaching it"
-                       : " returned from the SPMD function without reaching it (every engine of "
-                         "an apply must make the same collective calls)"));
+  throw BarrierError(barrier_broken_message(ids_[static_cast<size_t>(broken_rank_)], broken_by_error_));
 }
 
 // Called with the lock held. Returns when every rank has arrived; throws

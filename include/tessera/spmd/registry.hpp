@@ -62,12 +62,13 @@ bool register_function(std::string name, F f) {
 //! null when it was not registered.
 template <class F>
 const std::string* registered_name(const F& fn) {
+  using D = std::decay_t<F>;  // a function (not its pointer) arrives by reference
   if constexpr (requires { fn.name; fn.f; }) {
     return registered_name(fn.f);
-  } else if constexpr (std::is_pointer_v<F>) {
-    return detail::registered_name(reinterpret_cast<const void*>(fn), std::type_index(typeid(F)));
+  } else if constexpr (std::is_pointer_v<D>) {
+    return detail::registered_name(reinterpret_cast<const void*>(static_cast<D>(fn)), std::type_index(typeid(D)));
   } else {
-    return detail::registered_name(nullptr, std::type_index(typeid(F)));
+    return detail::registered_name(nullptr, std::type_index(typeid(D)));
   }
 }
 

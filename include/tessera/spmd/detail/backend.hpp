@@ -80,6 +80,14 @@ class Communicator {
   virtual void leave(int rank, bool failed) = 0;
 };
 
+//! Calls an apply's function `fn`, named `name`, with its evaluated arguments; an
+//! argument of the wrong type is a TypeError naming the function, as the schedulers say it.
+Value invoke_apply(const RawFn& fn, const std::string& name, absl::Span<const Value> args);
+
+//! What BarrierError says when engine `engine_id` left an apply (`by_error`: by
+//! raising) before reaching a collective the others wait at.
+std::string barrier_broken_message(int engine_id, bool by_error);
+
 //! Makes `Context(ns, comm, rank)` the thread's context() for its lifetime; on
 //! destruction the rank leaves the communicator (as failed when unwinding).
 class ContextScope {
