@@ -21,11 +21,7 @@ ninja -C build -j2 bench/bench_spmd_mpi examples/spmd_md5_mpi >/dev/null
 work=$(mktemp -d /tmp/tessera-mpi-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/files"
-/usr/bin/python3 -c '
-import os, sys
-for i in range(500):
-    with open(os.path.join(sys.argv[1], f"file_{i:05d}.bin"), "wb") as f:
-        f.write(os.urandom(1024))' "$work/files"
+/usr/bin/python3 bench/peers/md5_files.py "$work/files"
 
 mpirun_n() { timeout --kill-after=10 "$peer_timeout" mpirun -n $((engines + 1)) --oversubscribe "$@"; }
 
@@ -46,7 +42,6 @@ if [ "$status" -ne 0 ]; then
 fi
 
 /usr/bin/python3 bench/mpi/table.py "$engines" "$work/tessera.json" "$work/peer.json" "$example_s"
-echo "(load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 
 if [ -x bench/mpi/rechunk.sh ]; then
   bench/mpi/rechunk.sh

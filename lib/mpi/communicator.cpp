@@ -101,11 +101,16 @@ void MpiCommunicator::drain() {
   }
 }
 
-void MpiCommunicator::abandon(std::shared_ptr<void> buffer) {
-  static std::mutex mu;
-  static auto* kept = new std::vector<std::shared_ptr<void>>;  // never freed: MPI may still own them
-  std::lock_guard<std::mutex> lock(mu);
-  kept->push_back(std::move(buffer));
+void MpiCommunicator::wait_keeping(MPI_Request& request, std::initializer_list<std::shared_ptr<void>> buffers) {
+  try {
+    wait(&request, 1);
+  } catch (...) {
+    static std::mutex mu;
+    static auto* kept = new std::vector<std::shared_ptr<void>>;  // never freed: MPI may still own them
+    std::lock_guard<std::mutex> lock(mu);
+    kept->insert(kept->end(), buffers.begin(), buffers.end());
+    throw;
+  }
 }
 
 void MpiCommunicator::barrier(int) {
@@ -128,12 +133,7 @@ bool MpiCommunicator::allreduce(int, void* inout, NumberKind kind, spmd::ReduceO
   MPI_Request request;
   check(MPI_Iallreduce(MPI_IN_PLACE, buffer.get(), 1, datatype(kind), operation(kind, op), group_, &request),
         "MPI_Iallreduce");
-  try {
-    wait(&request, 1);
-  } catch (...) {
-    abandon(buffer);
-    throw;
-  }
+  wait_keeping(request, {buffer});
   std::memcpy(inout, buffer.get(), static_cast<size_t>(type_size));
   return true;
 }
@@ -141,18 +141,14 @@ bool MpiCommunicator::allreduce(int, void* inout, NumberKind kind, spmd::ReduceO
 std::vector<Value> MpiCommunicator::allgather(int, Value value) {
   if (size() == 1) return {std::move(value)};
   auto mine = std::make_shared<std::vector<std::byte>>(to_wire(value));
-  auto sizes = std::make_shared<std::vector<uint64_t>>(ids_.size());
-  uint64_t my_size = mine->size();
+  // Every rank's size, then this rank's own at the end (the send buffer).
+  auto sizes = std::make_shared<std::vector<uint64_t>>(ids_.size() + 1);
+  sizes->back() = mine->size();
   post_step();
   MPI_Request request;
-  check(MPI_Iallgather(&my_size, 1, MPI_UINT64_T, sizes->data(), 1, MPI_UINT64_T, group_, &request),
+  check(MPI_Iallgather(&sizes->back(), 1, MPI_UINT64_T, sizes->data(), 1, MPI_UINT64_T, group_, &request),
         "MPI_Iallgather of the sizes");
-  try {
-    wait(&request, 1);
-  } catch (...) {
-    abandon(sizes);
-    throw;
-  }
+  wait_keeping(request, {sizes});
   std::vector<int> counts(ids_.size()), displs(ids_.size());
   uint64_t total = 0;
   for (size_t r = 0; r < ids_.size(); ++r) {
@@ -174,13 +170,7 @@ std::vector<Value> MpiCommunicator::allgather(int, Value value) {
   check(MPI_Iallgatherv(mine->data(), static_cast<int>(mine->size()), MPI_BYTE, bytes, counts.data(), displs.data(),
                         MPI_BYTE, group_, &request),
         "MPI_Iallgatherv");
-  try {
-    wait(&request, 1);
-  } catch (...) {
-    abandon(mine);
-    abandon(std::const_pointer_cast<std::byte>(all.data));
-    throw;
-  }
+  wait_keeping(request, {mine, std::const_pointer_cast<std::byte>(all.data)});
   std::vector<Value> out;
   out.reserve(ids_.size());
   for (size_t r = 0; r < ids_.size(); ++r) {

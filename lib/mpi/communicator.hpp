@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -53,7 +54,9 @@ class MpiCommunicator final : public spmd::detail::Communicator {
   void wait(MPI_Request* requests, int n);    // polls; throws BarrierError when broken
   void throw_if_left_before(int64_t step);    // BarrierError when a rank left with fewer steps
   void drain();                               // receives the notices that have arrived
-  void abandon(std::shared_ptr<void> buffer); // keeps a pending step's buffer alive for good
+  // wait() for one step; when the apply breaks, the step stays pending for good,
+  // and so do its `buffers`, which MPI may still read or write.
+  void wait_keeping(MPI_Request& request, std::initializer_list<std::shared_ptr<void>> buffers);
 
   MPI_Comm group_;
   MPI_Comm peer_;
