@@ -4,10 +4,15 @@
 // (mpirun -n 2: one engine; -n 4: three).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <numeric>
+#include <thread>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <absl/strings/str_cat.h>
 
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/mpi/cluster.hpp"
@@ -55,6 +60,15 @@ int fail_on_first(int boom_at) {
   return ctx.rank();
 }
 TESSERA_SPMD_REGISTER(fail_on_first);
+
+// The last engine returns without the barrier the others wait at.
+int skip_barrier_on_last() {
+  const auto& ctx = spmd::context();
+  if (ctx.rank() == ctx.size() - 1) return -1;
+  ctx.barrier();
+  return ctx.rank();
+}
+TESSERA_SPMD_REGISTER(skip_barrier_on_last);
 
 int barrier_then_rank() {
   spmd::context().barrier();
@@ -156,6 +170,49 @@ TEST_CASE("mpi spmd: an engine's exception is a CompositeError entry and the oth
   CHECK(view.apply(barrier_then_rank).get() == ranks);
 }
 
+TEST_CASE("mpi spmd: an engine that returns without the others' barrier breaks it for them") {
+  Cluster cluster;
+  if (!cluster.is_client()) return;
+  auto view = cluster.broadcast_view();
+  const int n = cluster.size();
+  if (n == 1) {
+    CHECK(view.apply(skip_barrier_on_last).get() == std::vector<int>{-1});
+    return;
+  }
+  try {
+    view.apply(skip_barrier_on_last).get();
+    FAIL("expected a CompositeError");
+  } catch (const spmd::CompositeError& e) {
+    REQUIRE(e.errors().size() == static_cast<size_t>(n - 1));
+    CHECK(e.errors()[0].str() ==
+          "[0:apply] tessera::spmd::BarrierError: barrier broken: engine " + std::to_string(n - 1) +
+              " returned from the SPMD function without reaching it (every engine of an apply must make the same "
+              "collective calls)");
+  }
+  CHECK(view.apply(barrier_then_rank).get().size() == static_cast<size_t>(n));
+}
+
+TEST_CASE("mpi spmd: requests from several threads each reach every engine in one order") {
+  Cluster cluster;
+  if (!cluster.is_client()) return;
+  auto view = cluster.broadcast_view();
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        // Each thread's own name: its push and the apply that reads it stay in order.
+        std::string name = absl::StrCat("v", t);
+        view.push(name, t * 1000 + i);
+        auto got = view.apply(rank_plus, spmd::Reference(name), 1).get();
+        for (int g : got) wrong += g != t * 1000 + i + 1;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("mpi spmd: errors name what went wrong") {
   Cluster cluster;
   if (!cluster.is_client()) return;
@@ -186,6 +243,16 @@ TEST_CASE("mpi spmd: errors name what went wrong") {
 TEST_CASE("mpi spmd: an array crosses to the engines and back") {
   Cluster cluster;
   if (!cluster.is_client()) return;
+  {
+    // 8 MiB pushed, then pulled back from every engine: equal to the last bit.
+    std::vector<double> big(1 << 20);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<double>(i) * 0.25 - 7;
+    cluster.broadcast_view().push("big", ta::NDArray::from_vector(big, {1024, 1024})).get();
+    for (const ta::NDArray& b : cluster.broadcast_view().pull<ta::NDArray>("big").get()) {
+      REQUIRE(b.shape() == ta::Shape{1024, 1024});
+      CHECK(std::equal(big.begin(), big.end(), b.data<const double>()));
+    }
+  }
   std::vector<double> values(1000);
   std::iota(values.begin(), values.end(), 0.5);
   auto a = ta::NDArray::from_vector(values, {10, 100});
