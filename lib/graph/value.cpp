@@ -21,10 +21,14 @@ namespace detail {
 std::string type_name(const std::type_info& t) {
   if (t == typeid(void)) return "nothing (an empty Value)";
   if (t == typeid(std::string)) return "std::string";
+  return demangle(t.name());
+}
+
+std::string demangle(const char* name) {
   int status = 0;
-  char* name = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : t.name();
-  std::free(name);
+  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && readable ? readable : name;
+  std::free(readable);
   return out;
 }
 

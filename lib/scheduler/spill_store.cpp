@@ -66,51 +66,31 @@ class FileWriter final : public SpillWriter {
   uint64_t pos_ = 0;
 };
 
-// Reads from the file mapped whole; map() hands out pieces of that mapping.
-class MappedReader final : public SpillReader {
- public:
-  explicit MappedReader(const std::string& path) : path_(path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw StorageError(path, "cannot open a spilled result", errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      throw StorageError(path, "cannot stat a spilled result", err);
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-      const int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED) throw StorageError(path, absl::StrCat("cannot map ", size_, " bytes"), err);
-      const size_t n = size_;
-      map_ = std::shared_ptr<const std::byte>(static_cast<const std::byte*>(p),
-                                              [n](const std::byte* q) { ::munmap(const_cast<std::byte*>(q), n); });
-    } else {
-      ::close(fd);
-    }
+// The file mapped whole, read by a BytesReader whose map() hands out pieces of
+// that mapping.
+BytesReader map_spilled(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw StorageError(path, "cannot open a spilled result", errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw StorageError(path, "cannot stat a spilled result", err);
   }
-  void read(void* data, size_t size) override { std::memcpy(data, take(size), size); }
-  void align(size_t alignment) override { take((alignment - pos_ % alignment) % alignment); }
-  std::shared_ptr<const std::byte> map(size_t size) override {
-    const std::byte* p = take(size);
-    return std::shared_ptr<const std::byte>(map_, p);
+  const auto size = static_cast<size_t>(st.st_size);
+  std::shared_ptr<const std::byte> map;
+  if (size > 0) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (p == MAP_FAILED) throw StorageError(path, absl::StrCat("cannot map ", size, " bytes"), err);
+    map = std::shared_ptr<const std::byte>(static_cast<const std::byte*>(p),
+                                           [size](const std::byte* q) { ::munmap(const_cast<std::byte*>(q), size); });
+  } else {
+    ::close(fd);
   }
-
- private:
-  const std::byte* take(size_t n) {
-    if (n > size_ - pos_) {
-      throw StorageError(path_, absl::StrCat("spilled result ends at byte ", size_, ", ", n, " more asked at ", pos_));
-    }
-    const std::byte* p = map_.get() + pos_;
-    pos_ += n;
-    return p;
-  }
-  const std::string& path_;
-  std::shared_ptr<const std::byte> map_;
-  size_t size_ = 0, pos_ = 0;
-};
+  return BytesReader(std::move(map), size, absl::StrCat("the spilled result ", path));
+}
 
 }  // namespace
 
@@ -182,7 +162,7 @@ int64_t SpillStore::put(const Value& v, uint64_t& written) {
 
 Value SpillStore::get(int64_t id, detail::Reload reload) const {
   const std::string p = path(id);
-  MappedReader r(p);
+  BytesReader r = map_spilled(p);
   return reload(r);
 }
 

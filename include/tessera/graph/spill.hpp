@@ -12,7 +12,10 @@
 // read-only and the returned pointer keeps the mapping alive, so a block that
 // comes back is the file's pages (tessera::array::NDArray does this; the writer's
 // `align` puts the bytes where a mapping can start). std::string and vectors of
-// trivially copyable elements are spillable here already.
+// trivially copyable or spillable elements are spillable here already.
+//
+// The same form carries a Value to another process of the program
+// (tessera/graph/wire.hpp): a type that can spill can also travel.
 //
 // @code
 //   struct Histogram { std::vector<uint64_t> bins; size_t nbytes() const { return bins.size() * 8; } };
@@ -64,6 +67,8 @@ class SpillReader {
   //! The next `size` bytes in place (read-only, not copied); the pointer keeps
   //! the mapping alive.
   virtual std::shared_ptr<const std::byte> map(size_t size) = 0;
+  //! How many bytes are left to read.
+  virtual size_t remaining() const = 0;
   //! Reads one trivially copyable object.
   template <class T>
     requires std::is_trivially_copyable_v<T>
@@ -72,9 +77,45 @@ class SpillReader {
     read(&v, sizeof(T));
     return v;
   }
+  //! Throws tessera::Error unless `count` items of `item_size` bytes can still be
+  //! read: a deserialize checks a count it read before it allocates for it.
+  void expect(uint64_t count, size_t item_size) const;
 
  protected:
   ~SpillReader() = default;
+};
+
+//! A SpillWriter into memory (a Value on its way to another process:
+//! tessera/graph/wire.hpp). `align` pads from the first byte written.
+class BytesWriter final : public SpillWriter {
+ public:
+  void write(const void* data, size_t size) override;
+  void align(size_t alignment) override;
+  //! What was written.
+  std::vector<std::byte>& bytes() { return bytes_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+//! A SpillReader over bytes in memory: a spilled file mapped whole, a message
+//! from another process. `map` hands out pieces of them, not copies, each
+//! keeping `data` alive; `align` skips from `data`'s first byte. Errors say
+//! `what` the bytes are ("a spilled result at PATH", "a message from rank 2").
+class BytesReader final : public SpillReader {
+ public:
+  BytesReader(std::shared_ptr<const std::byte> data, size_t size, std::string what);
+  void read(void* data, size_t size) override;
+  void align(size_t alignment) override;
+  std::shared_ptr<const std::byte> map(size_t size) override;
+  size_t remaining() const override { return size_ - pos_; }
+
+ private:
+  const std::byte* take(size_t n);
+  std::shared_ptr<const std::byte> data_;
+  size_t size_;
+  size_t pos_ = 0;
+  std::string what_;
 };
 
 //! Specialize with `static void serialize(const T&, SpillWriter&)` and
@@ -96,7 +137,9 @@ struct Spillable<std::string> {
     w.write(s.data(), s.size());
   }
   static std::string deserialize(SpillReader& r) {
-    std::string s(r.get<uint64_t>(), '\0');
+    const auto n = r.get<uint64_t>();
+    r.expect(n, 1);
+    std::string s(n, '\0');
     r.read(s.data(), s.size());
     return s;
   }
@@ -110,8 +153,28 @@ struct Spillable<std::vector<T>> {
     w.write(v.data(), v.size() * sizeof(T));
   }
   static std::vector<T> deserialize(SpillReader& r) {
-    std::vector<T> v(r.get<uint64_t>());
+    const auto n = r.get<uint64_t>();
+    r.expect(n, sizeof(T));
+    std::vector<T> v(n);
     r.read(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+};
+
+//! Vectors of other spillable types (strings, arrays): one element after another.
+template <class T>
+  requires(!std::is_trivially_copyable_v<T> && spillable<T>)
+struct Spillable<std::vector<T>> {
+  static void serialize(const std::vector<T>& v, SpillWriter& w) {
+    w.put<uint64_t>(v.size());
+    for (const T& x : v) Spillable<T>::serialize(x, w);
+  }
+  static std::vector<T> deserialize(SpillReader& r) {
+    const auto n = r.get<uint64_t>();
+    r.expect(n, 1);  // every element takes a byte at least
+    std::vector<T> v;
+    v.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) v.push_back(Spillable<T>::deserialize(r));
     return v;
   }
 };

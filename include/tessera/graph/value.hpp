@@ -59,11 +59,21 @@ size_t nbytes_of(const T& v) {
 
 //! The demangled name of a type, for messages.
 std::string type_name(const std::type_info& t);
+//! A type_info name demangled (itself when it cannot be).
+std::string demangle(const char* name);
 
 using Reload = Value (*)(SpillReader&);
 
 template <class T>
 Value reload_as(SpillReader& r);
+
+//! Makes a Spillable type known to tessera::from_wire (tessera/graph/wire.hpp)
+//! by its type_info name.
+bool register_wire_type(const std::type_info& type, Reload reload);
+//! Initialized when the program starts, in every process of it, for each T a
+//! Value is made of: a receiver knows the type before any message arrives.
+template <class T>
+inline const bool wire_registered = register_wire_type(typeid(T), &reload_as<T>);
 
 struct HolderBase {
   virtual ~HolderBase() = default;
@@ -78,7 +88,10 @@ struct Holder final : HolderBase {
   template <class... A>
   explicit Holder(A&&... a) : value(std::forward<A>(a)...) {
     nbytes = nbytes_of(value);
-    if constexpr (spillable<T>) reload = &reload_as<T>;
+    if constexpr (spillable<T>) {
+      reload = &reload_as<T>;
+      static_cast<void>(wire_registered<T>);
+    }
   }
   const std::type_info& type() const override { return typeid(T); }
   void spill(SpillWriter& w) const override {

@@ -68,7 +68,7 @@ decltype(auto) with_step(int64_t step, F&& f) {
 //! `f` must evaluate its expression before it returns: the expressions refer to
 //! maps that live only during the call.
 template <class F>
-void as_expressions(int64_t n, F&& f) {
+void as_expressions(int64_t /*n: no operand left*/, F&& f) {
   f();
 }
 

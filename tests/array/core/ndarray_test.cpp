@@ -11,6 +11,7 @@
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/value.hpp"
+#include "tessera/graph/wire.hpp"
 
 using namespace tessera;
 using namespace tessera::array;
@@ -203,5 +204,22 @@ TEST_CASE("copies of transposed views of every rank and element size equal the v
     b.fill(Scalar(true));
     const NDArray stepped = b.transpose().slice({Slice::all(), Slice{0, 6, 2}});
     CHECK(array_equal(stepped.copy(), stepped));
+  }
+}
+
+TEST_CASE("an NDArray crosses the wire as its values in C order and comes back as a view of the received bytes") {
+  const NDArray a = iota({3, 4, 5});
+  const NDArray strided = a.transpose({2, 0, 1});  // not C-contiguous: sent in its own C order
+  for (const NDArray& x : {a, strided}) {
+    auto bytes = std::make_shared<std::vector<std::byte>>(tessera::to_wire(Value(x)));
+    tessera::BytesReader r(std::shared_ptr<const std::byte>(bytes, bytes->data()), bytes->size(), "a message");
+    const NDArray back = tessera::from_wire(r).as<NDArray>();
+    CHECK(back.dtype() == x.dtype());
+    CHECK(back.shape() == x.shape());
+    const NDArray got = back.copy(), want = x.copy();  // C order, contiguous
+    CHECK(std::equal(got.data<const double>(), got.data<const double>() + 60, want.data<const double>()));
+    const auto* data = static_cast<const std::byte*>(back.data());
+    CHECK(data >= bytes->data());
+    CHECK(data + back.nbytes() <= bytes->data() + bytes->size());  // no copy
   }
 }

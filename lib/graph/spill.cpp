@@ -1,0 +1,52 @@
+#include "tessera/graph/spill.hpp"
+
+#include <cstring>
+
+#include <absl/strings/str_cat.h>
+
+#include "tessera/graph/error.hpp"
+
+namespace tessera {
+
+void SpillReader::expect(uint64_t count, size_t item_size) const {
+  const size_t left = remaining();
+  if (item_size != 0 && count > left / item_size) {
+    throw Error(absl::StrCat("a serialized value is damaged: it announces ", count, " items of ", item_size,
+                             " bytes, but only ", left, " bytes are left"));
+  }
+}
+
+void BytesWriter::write(const void* data, size_t size) {
+  const auto* p = static_cast<const std::byte*>(data);
+  bytes_.insert(bytes_.end(), p, p + size);
+}
+
+void BytesWriter::align(size_t alignment) {
+  bytes_.resize(bytes_.size() + (alignment - bytes_.size() % alignment) % alignment, std::byte{0});
+}
+
+BytesReader::BytesReader(std::shared_ptr<const std::byte> data, size_t size, std::string what)
+    : data_(std::move(data)), size_(size), what_(std::move(what)) {}
+
+void BytesReader::read(void* data, size_t size) {
+  const std::byte* p = take(size);
+  if (size > 0) std::memcpy(data, p, size);
+}
+
+void BytesReader::align(size_t alignment) { take((alignment - pos_ % alignment) % alignment); }
+
+std::shared_ptr<const std::byte> BytesReader::map(size_t size) {
+  const std::byte* p = take(size);
+  return std::shared_ptr<const std::byte>(data_, p);
+}
+
+const std::byte* BytesReader::take(size_t n) {
+  if (n > size_ - pos_) {
+    throw Error(absl::StrCat(what_, " ends at byte ", size_, ", ", n, " more asked at ", pos_));
+  }
+  const std::byte* p = data_.get() + pos_;
+  pos_ += n;
+  return p;
+}
+
+}  // namespace tessera
