@@ -71,9 +71,12 @@ void MpiCommunicator::post_step() {
 void MpiCommunicator::throw_if_left_before(int64_t step) {
   drain();
   for (size_t r = 0; r < notices_.size(); ++r) {
-    if (notices_[r].received && notices_[r].steps < step) {
-      throw spmd::BarrierError(spmd::detail::barrier_broken_message(ids_[r], notices_[r].failed != 0));
-    }
+    const Notice& n = notices_[r];
+    if (!n.received || n.steps >= step) continue;
+    const bool passed_on = n.culprit >= 0;
+    my_notice_[2] = passed_on ? n.culprit : ids_[r];
+    my_notice_[3] = passed_on ? n.culprit_failed : n.failed;
+    throw spmd::BarrierError(spmd::detail::barrier_broken_message(static_cast<int>(my_notice_[2]), my_notice_[3] != 0));
   }
 }
 
@@ -95,9 +98,9 @@ void MpiCommunicator::drain() {
     int flag = 0;
     MPI_Iprobe(source, tag_, peer_, &flag, MPI_STATUS_IGNORE);
     if (!flag) continue;
-    int64_t notice[2];
-    check(MPI_Recv(notice, 2, MPI_INT64_T, source, tag_, peer_, MPI_STATUS_IGNORE), "MPI_Recv of a notice");
-    notices_[r] = {notice[0], notice[1], true};
+    int64_t notice[4];
+    check(MPI_Recv(notice, 4, MPI_INT64_T, source, tag_, peer_, MPI_STATUS_IGNORE), "MPI_Recv of a notice");
+    notices_[r] = {notice[0], notice[1], notice[2], notice[3], true};
   }
 }
 
@@ -190,7 +193,7 @@ void MpiCommunicator::leave(int, bool failed) {
   notice_sends_.assign(ids_.size(), MPI_REQUEST_NULL);
   for (size_t r = 0; r < ids_.size(); ++r) {
     if (static_cast<int>(r) == rank_) continue;
-    check(MPI_Isend(my_notice_, 2, MPI_INT64_T, ids_[r] + 1, tag_, peer_, &notice_sends_[r]), "MPI_Isend of a notice");
+    check(MPI_Isend(my_notice_, 4, MPI_INT64_T, ids_[r] + 1, tag_, peer_, &notice_sends_[r]), "MPI_Isend of a notice");
   }
 }
 

@@ -45,9 +45,14 @@ class MpiCommunicator final : public spmd::detail::Communicator {
   bool finish();
 
  private:
+  // What a rank says when it leaves. A rank that left because a collective broke
+  // passes on whom it blamed (`culprit`), so that every rank names the engine that
+  // started the cascade, whichever notice reaches it first.
   struct Notice {
     int64_t steps = 0;
     int64_t failed = 0;
+    int64_t culprit = -1;  // an engine id, or -1: this rank itself left first
+    int64_t culprit_failed = 0;
     bool received = false;
   };
   void post_step();                           // counts a step; throws BarrierError once broken
@@ -66,7 +71,7 @@ class MpiCommunicator final : public spmd::detail::Communicator {
   int64_t steps_ = 0;
   bool left_ = false;
   std::vector<Notice> notices_;
-  int64_t my_notice_[2] = {0, 0};
+  int64_t my_notice_[4] = {0, 0, -1, 0};  // steps, failed, culprit, culprit_failed
   std::vector<MPI_Request> notice_sends_;
 };
 

@@ -183,11 +183,16 @@ TEST_CASE("mpi spmd: an engine that returns without the others' barrier breaks i
     view.apply(skip_barrier_on_last).get();
     FAIL("expected a CompositeError");
   } catch (const spmd::CompositeError& e) {
+    // Every engine blames the one that left, also those that first heard of it
+    // from another engine that gave up.
     REQUIRE(e.errors().size() == static_cast<size_t>(n - 1));
-    CHECK(e.errors()[0].str() ==
-          "[0:apply] tessera::spmd::BarrierError: barrier broken: engine " + std::to_string(n - 1) +
-              " returned from the SPMD function without reaching it (every engine of an apply must make the same "
-              "collective calls)");
+    for (size_t i = 0; i < e.errors().size(); ++i) {
+      CHECK(e.errors()[i].str() ==
+            "[" + std::to_string(i) + ":apply] tessera::spmd::BarrierError: barrier broken: engine " +
+                std::to_string(n - 1) +
+                " returned from the SPMD function without reaching it (every engine of an apply must make the same "
+                "collective calls)");
+    }
   }
   CHECK(view.apply(barrier_then_rank).get().size() == static_cast<size_t>(n));
 }
