@@ -1,4 +1,4 @@
-// A rank killed in the middle of an apply (lost_rank.sh runs this under
+// A rank killed in the middle of an apply, while the others wait in a barrier (lost_rank.sh runs this under
 // `mpirun --enable-recovery -n 3`): the client's pending result must fail with an
 // error naming the rank, within the Cluster's lost_after and not long after, and
 // the job must then end (the Cluster's destructor calls MPI_Abort) rather than hang.
@@ -18,8 +18,10 @@ namespace spmd = tessera::spmd;
 
 namespace {
 
+// The others wait at a barrier the victim never reaches.
 int die_on(int victim) {
   if (spmd::context().engine_id() == victim) raise(SIGKILL);
+  spmd::context().barrier();
   return 0;
 }
 TESSERA_SPMD_REGISTER(die_on);

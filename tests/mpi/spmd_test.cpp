@@ -95,6 +95,14 @@ TESSERA_SPMD_REGISTER(lambda_square);
 
 int not_registered(int x) { return x; }
 
+struct NoWire {
+  int x = 0;
+};
+int takes_anything(const tessera::Value&) { return 0; }
+TESSERA_SPMD_REGISTER(takes_anything);
+NoWire returns_no_wire() { return {}; }
+TESSERA_SPMD_REGISTER(returns_no_wire);
+
 }  // namespace
 
 TEST_CASE("mpi spmd: apply with a Reference, scatter and gather, push and pull") {
@@ -226,6 +234,13 @@ TEST_CASE("mpi spmd: errors name what went wrong") {
                        doctest::Contains("is not registered, and engines on other MPI ranks find functions by "
                                          "name; register it at namespace scope with TESSERA_SPMD_REGISTER("),
                        tessera::Error);
+  // A value without a wire form: refused on the client before anything is sent,
+  // or, as a result, reported by the engine.
+  CHECK_THROWS_WITH_AS(view.apply(takes_anything, tessera::Value(NoWire{})),
+                       doctest::Contains("NoWire to another process: it has no wire form"), tessera::TypeError);
+  CHECK_THROWS_WITH_AS(view.apply(returns_no_wire).get(),
+                       doctest::Contains("[0:apply] tessera::TypeError: cannot send a value of type"),
+                       spmd::CompositeError);
   CHECK_THROWS_WITH_AS(view.apply(rank_plus, spmd::Reference("missing"), 1).get(),
                        doctest::Contains("[0:apply] tessera::spmd::NameError: name 'missing' is not defined on engine 0"),
                        spmd::CompositeError);
