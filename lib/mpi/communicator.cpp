@@ -54,11 +54,30 @@ MPI_Op operation(NumberKind kind, spmd::ReduceOp op) {
 }  // namespace
 
 MpiCommunicator::MpiCommunicator(MPI_Comm group, MPI_Comm peer, int tag, std::vector<int> ids, int rank)
-    : group_(group), peer_(peer), tag_(tag), ids_(std::move(ids)), rank_(rank), notices_(ids_.size()) {}
+    : group_(group),
+      peer_(peer),
+      tag_(tag),
+      ids_(std::move(ids)),
+      rank_(rank),
+      notices_(ids_.size()),
+      incoming_(ids_.size()),
+      receives_(ids_.size(), MPI_REQUEST_NULL) {
+  // Receives posted up front: a notice lands in place, and drain() only tests.
+  for (size_t r = 0; r < ids_.size(); ++r) {
+    if (static_cast<int>(r) == rank_) continue;
+    check(MPI_Irecv(incoming_[r].data(), 4, MPI_INT64_T, ids_[r] + 1, tag_, peer_, &receives_[r]),
+          "MPI_Irecv of a notice");
+  }
+}
 
 MpiCommunicator::~MpiCommunicator() {
   for (MPI_Request& r : notice_sends_) {
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);  // point-to-point: may be let go
+  }
+  for (MPI_Request& r : receives_) {
+    if (r == MPI_REQUEST_NULL) continue;  // finish() received it
+    MPI_Cancel(&r);
+    MPI_Request_free(&r);
   }
 }
 
@@ -93,14 +112,12 @@ void MpiCommunicator::wait(MPI_Request* requests, int n) {
 
 void MpiCommunicator::drain() {
   for (size_t r = 0; r < notices_.size(); ++r) {
-    if (static_cast<int>(r) == rank_ || notices_[r].received) continue;
-    const int source = ids_[r] + 1;
+    if (receives_[r] == MPI_REQUEST_NULL) continue;  // this rank, or received
     int flag = 0;
-    MPI_Iprobe(source, tag_, peer_, &flag, MPI_STATUS_IGNORE);
+    check(MPI_Test(&receives_[r], &flag, MPI_STATUS_IGNORE), "MPI_Test of a notice");
     if (!flag) continue;
-    int64_t notice[4];
-    check(MPI_Recv(notice, 4, MPI_INT64_T, source, tag_, peer_, MPI_STATUS_IGNORE), "MPI_Recv of a notice");
-    notices_[r] = {notice[0], notice[1], notice[2], notice[3], true};
+    const auto& n = incoming_[r];
+    notices_[r] = {n[0], n[1], n[2], n[3], true};
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -73,6 +74,8 @@ class MpiCommunicator final : public spmd::detail::Communicator {
   std::vector<Notice> notices_;
   int64_t my_notice_[4] = {0, 0, -1, 0};  // steps, failed, culprit, culprit_failed
   std::vector<MPI_Request> notice_sends_;
+  std::vector<std::array<int64_t, 4>> incoming_;  // each other rank's notice, as it arrives
+  std::vector<MPI_Request> receives_;
 };
 
 }  // namespace tessera::mpi::detail
