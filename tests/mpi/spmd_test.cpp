@@ -93,6 +93,13 @@ TESSERA_SPMD_REGISTER(doubled);
 inline constexpr auto lambda_square = [](int x) { return x * x; };
 TESSERA_SPMD_REGISTER(lambda_square);
 
+// Leaves a value in the engine's namespace, as ipyparallel's execute does with globals.
+void set_square() {
+  const auto& ctx = spmd::context();
+  ctx.set("square", ctx.engine_id() * ctx.engine_id());
+}
+TESSERA_SPMD_REGISTER(set_square);
+
 int not_registered(int x) { return x; }
 
 struct NoWire {
@@ -121,6 +128,20 @@ TEST_CASE("mpi spmd: apply with a Reference, scatter and gather, push and pull")
   view.push({{"a", tessera::Value(std::string("text"))}, {"b", tessera::Value(2.5)}}).get();
   CHECK(view.pull<std::string>("a").get() == std::vector<std::string>(static_cast<size_t>(n), "text"));
   CHECK(view.apply(lambda_square, 7).get() == std::vector<int>(static_cast<size_t>(n), 49));
+}
+
+TEST_CASE("mpi spmd: execute leaves names behind; scatter without flatten and gather undo each other") {
+  Cluster cluster;
+  if (!cluster.is_client()) return;
+  auto view = cluster.broadcast_view();
+  view.execute(set_square).get();
+  std::vector<int> squares;
+  for (int id : cluster.ids()) squares.push_back(id * id);
+  CHECK(view.pull<int>("square").get() == squares);
+  std::vector<double> seq(10);
+  std::iota(seq.begin(), seq.end(), 0.5);
+  view.scatter("part", seq).get();
+  CHECK(view.gather<double>("part").get() == seq);
 }
 
 TEST_CASE("mpi spmd: context() gives the rank among the view's engines, which are the ranks 1..N-1") {
