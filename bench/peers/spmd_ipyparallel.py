@@ -86,7 +86,7 @@ def run_cluster(n, start_timeout, measure):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--engines", type=int, default=100)
-    p.add_argument("--small", type=int, default=8)
+    p.add_argument("--small", type=int, default=8, help="0: no separate small cluster")
     p.add_argument("--folder", required=True)
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--md5-repeats", type=int, default=5)
@@ -123,7 +123,8 @@ def main():
         result[key] = timed(md5_end_to_end, args.md5_repeats)
         log(f"md5 end to end on {len(ids)}: {result[key] * 1e3:.1f} ms")
 
-    result[f"cluster_start_s_{args.small}"] = run_cluster(args.small, args.start_timeout, measure_noop)
+    if args.small:
+        result[f"cluster_start_s_{args.small}"] = run_cluster(args.small, args.start_timeout, measure_noop)
     result[f"cluster_start_s_{args.engines}"] = run_cluster(args.engines, args.start_timeout, measure_all)
     print(json.dumps(result))
 

@@ -18,11 +18,7 @@ ninja -C build -j2 bench/spmd_bench >/dev/null
 work=$(mktemp -d /tmp/tessera-spmd-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/files"
-/usr/bin/python3 -c '
-import os, sys
-for i in range(500):
-    with open(os.path.join(sys.argv[1], f"file_{i:05d}.bin"), "wb") as f:
-        f.write(os.urandom(1024))' "$work/files"
+/usr/bin/python3 bench/peers/md5_files.py "$work/files"
 
 # tessera runs before and after the (long) peer run, so that both sides sample the
 # machine's load over the same stretch of time; the table takes medians.

@@ -46,7 +46,7 @@ thread_local const Engine* this_thread_engine = nullptr;
 
 }  // namespace
 
-Engine::Engine(int id, PollGate& gate) : id_(id), gate_(gate) {
+Engine::Engine(int id, PollGate& gate) : Namespace(id), gate_(gate) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -78,14 +78,6 @@ void Engine::stop() {
 
 void Engine::join() {
   if (thread_.joinable()) thread_.join();
-}
-
-const Value& Engine::lookup(const std::string& name) const {
-  auto it = ns_.find(name);
-  if (it == ns_.end()) {
-    throw NameError(absl::StrCat("name '", name, "' is not defined on engine ", id_));
-  }
-  return it->second;
 }
 
 Engine::Post* Engine::take_all() {
@@ -135,7 +127,7 @@ void Engine::loop() {
   }
 }
 
-ClusterState::ClusterState(int n) {
+LocalClusterState::LocalClusterState(int n) {
   if (n < 1) {
     throw Error(absl::StrCat("a Cluster needs at least one engine, but n = ", n, " was given"));
   }
@@ -143,7 +135,7 @@ ClusterState::ClusterState(int n) {
   for (int i = 0; i < n; ++i) engines_.push_back(std::make_unique<Engine>(i, poll_gate_));
 }
 
-void ClusterState::submit(const std::shared_ptr<Job>& job) {
+std::shared_ptr<const Job> LocalClusterState::submit(std::shared_ptr<Job> job) {
   const std::vector<int>& ids = job->engine_ids();
   {
     // The lock gives every engine the requests in one order; the wake-ups need no
@@ -167,9 +159,10 @@ void ClusterState::submit(const std::shared_ptr<Job>& job) {
     for (size_t slot = 0; slot < ids.size(); ++slot) engines_[static_cast<size_t>(ids[slot])]->enqueue(job, slot);
   }
   for (int id : ids) engines_[static_cast<size_t>(id)]->wake();
+  return job;
 }
 
-void ClusterState::stop() {
+void LocalClusterState::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;

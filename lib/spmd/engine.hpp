@@ -16,6 +16,7 @@
 
 #include "tessera/graph/value.hpp"
 #include "tessera/spmd/context.hpp"
+#include "tessera/spmd/detail/backend.hpp"
 #include "tessera/spmd/detail/job.hpp"
 #include "polling.hpp"
 
@@ -30,7 +31,7 @@ namespace tessera::spmd::detail {
 // wakes the engine when it sleeps (and costs one atomic load when it does not).
 // An idle engine polls its inbox for a while before it sleeps, unless the gate
 // says the machine is busy (engine.cpp and polling.hpp say why, with figures).
-class Engine {
+class Engine : public Namespace {
  public:
   //! `gate` (the cluster's) says whether the engine may poll while idle.
   Engine(int id, PollGate& gate);
@@ -38,7 +39,6 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  int id() const { return id_; }
   //! Queues slot `slot` of `job` for this engine, behind what was queued before.
   void enqueue(std::shared_ptr<Job> job, size_t slot);
   //! Wakes the engine if it sleeps (one atomic load when it does not).
@@ -46,11 +46,6 @@ class Engine {
   //! Asks the thread to exit once its queue is empty.
   void stop();
   void join();
-
-  // On the engine's thread only:
-  //! The value of `name`; throws NameError.
-  const Value& lookup(const std::string& name) const;
-  void assign(const std::string& name, Value value) { ns_[name] = std::move(value); }
 
  private:
   struct Post {
@@ -63,8 +58,6 @@ class Engine {
   Post* take_all();  // the inbox, oldest first
   void idle();       // returns when the inbox may hold something, or on stop
 
-  int id_;
-  absl::flat_hash_map<std::string, Value> ns_;
   // The inbox: a lock-free stack of posts, newest first. Producers push with a
   // CAS (they are serialized by the cluster's mutex anyway); the engine takes the
   // whole stack at once and reverses it, so it runs requests in the order posted.
@@ -79,16 +72,25 @@ class Engine {
 
 // The engines of a Cluster, shared with its views so that a view outliving its
 // cluster gets an error rather than a dangling pointer.
-class ClusterState {
+class LocalClusterState : public ClusterState {
  public:
-  explicit ClusterState(int n);
-  ~ClusterState() { stop(); }
+  explicit LocalClusterState(int n);
+  ~LocalClusterState() override { stop(); }
 
   int size() const { return static_cast<int>(engines_.size()); }
-  //! Posts every slot of `job` to its engine; throws Error when stopped.
-  void submit(const std::shared_ptr<Job>& job);
-  void stop();
+  bool by_name() const override { return false; }
+  std::shared_ptr<const Job> apply(const char* method, const std::vector<int>& targets, Callable callable,
+                                   const std::string* registered, std::vector<ApplyArg> args) override;
+  std::shared_ptr<const Job> assign(const char* method, const std::vector<int>& targets, const std::string& name,
+                                    std::vector<Value> parts) override;
+  std::shared_ptr<const Job> assign_all(const std::vector<int>& targets, std::map<std::string, Value> ns) override;
+  std::shared_ptr<const Job> pull(const char* method, const std::vector<int>& targets,
+                                  const std::string& name) override;
+  void stop() override;
 
+ private:
+  //! Posts every slot of `job` to its engine; throws Error when stopped.
+  std::shared_ptr<const Job> submit(std::shared_ptr<Job> job);
 
  private:
   std::mutex mu_;  // held while posting, so every engine sees requests in one order
@@ -102,16 +104,15 @@ class ClusterState {
 // `ids`. A rank that leaves (returns or raises) while others wait at a collective,
 // or before they reach one, breaks the communicator: every waiting and later
 // collective raises BarrierError naming that engine.
-class Communicator {
+class LocalCommunicator : public Communicator {
  public:
-  explicit Communicator(std::vector<int> ids);
+  explicit LocalCommunicator(std::vector<int> ids);
 
-  int size() const { return static_cast<int>(ids_.size()); }
-  int engine_id(int rank) const { return ids_[rank]; }
-  void barrier(int rank);
-  std::vector<Value> allgather(int rank, Value value);
-  //! `rank` returned from the SPMD function (`failed`: by an exception).
-  void leave(int rank, bool failed);
+  int size() const override { return static_cast<int>(ids_.size()); }
+  int engine_id(int rank) const override { return ids_[static_cast<size_t>(rank)]; }
+  void barrier(int rank) override;
+  std::vector<Value> allgather(int rank, Value value) override;
+  void leave(int rank, bool failed) override;
 
  private:
   void arrive_and_wait(std::unique_lock<std::mutex>& lock);
@@ -125,22 +126,6 @@ class Communicator {
   int broken_rank_ = -1;  // the rank whose leaving broke the communicator
   bool broken_by_error_ = false;
   std::vector<Value> slots_;
-};
-
-// Makes `Context(engine, comm, rank)` the thread's context() for its lifetime; on
-// destruction the rank leaves the communicator (as failed when unwinding).
-class ContextScope {
- public:
-  ContextScope(Engine& engine, Communicator& comm, int rank);
-  ~ContextScope();
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-
- private:
-  Context context_;
-  Communicator& comm_;
-  const Context* previous_;
-  int uncaught_;
 };
 
 }  // namespace tessera::spmd::detail

@@ -49,6 +49,9 @@ RemoteError make_remote_error(int engine_id, std::string method, std::exception_
   RemoteError r{engine_id, std::move(method), "", "", e};
   try {
     std::rethrow_exception(e);
+  } catch (const RemoteException& ex) {
+    r.type = ex.type();
+    r.message = ex.what();
   } catch (const std::exception& ex) {
     r.type = tessera::detail::type_name(typeid(ex));
     r.message = ex.what();

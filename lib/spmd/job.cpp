@@ -31,10 +31,21 @@ Job::Job(std::string method, std::vector<int> engine_ids, Work work)
       remaining_(ids_.size()) {}
 
 void Job::run(Engine& engine, size_t slot) noexcept {
+  Value value;
+  std::exception_ptr error;
   try {
-    values_[slot] = work_(engine, slot);
+    value = work_(engine, slot);
   } catch (...) {
-    errors_[slot] = std::current_exception();
+    error = std::current_exception();
+  }
+  finish(slot, std::move(value), std::move(error));
+}
+
+void Job::finish(size_t slot, Value value, std::exception_ptr error) noexcept {
+  if (error) {
+    errors_[slot] = std::move(error);
+  } else {
+    values_[slot] = std::move(value);
   }
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     finished_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);

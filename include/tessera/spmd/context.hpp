@@ -37,17 +37,33 @@
 
 namespace tessera::spmd {
 
-namespace detail {
-class Engine;
-class Communicator;
-}  // namespace detail
-
 //! The reductions of `Context::allreduce`.
 enum class ReduceOp { sum, min, max };
 
+namespace detail {
+class Namespace;
+class Communicator;
+
+//! The arithmetic types a communicator may reduce natively (MPI's built-in ops).
+enum class NumberKind { boolean, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, long_double };
+
+template <class T>
+constexpr NumberKind number_kind() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return NumberKind::boolean;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return sizeof(T) == 4 ? NumberKind::f32 : sizeof(T) == 8 ? NumberKind::f64 : NumberKind::long_double;
+  } else if constexpr (std::is_signed_v<T>) {
+    return sizeof(T) == 1 ? NumberKind::i8 : sizeof(T) == 2 ? NumberKind::i16 : sizeof(T) == 4 ? NumberKind::i32 : NumberKind::i64;
+  } else {
+    return sizeof(T) == 1 ? NumberKind::u8 : sizeof(T) == 2 ? NumberKind::u16 : sizeof(T) == 4 ? NumberKind::u32 : NumberKind::u64;
+  }
+}
+}  // namespace detail
+
 class Context {
  public:
-  Context(detail::Engine& engine, detail::Communicator& comm, int rank);
+  Context(detail::Namespace& ns, detail::Communicator& comm, int rank);
 
   //! This engine's position among the engines of the apply, 0..size()-1 (its id
   //! when the view holds the whole cluster in order).
@@ -71,10 +87,14 @@ class Context {
     for (size_t i = 1; i < all.size(); ++i) acc = op(acc, all[i].as<T>());
     return acc;
   }
-  //! allreduce with a sum, minimum or maximum of an arithmetic type.
+  //! allreduce with a sum, minimum or maximum of an arithmetic type. Engines that
+  //! are MPI ranks use MPI's built-in operation (MPI_SUM, MPI_MIN, MPI_MAX; a sum
+  //! of bools is MPI_LOR), whose order of a floating-point sum is MPI's.
   template <class T>
     requires std::is_arithmetic_v<T>
   T allreduce(const T& value, ReduceOp op) const {
+    T native = value;
+    if (reduce_natively(&native, detail::number_kind<T>(), op)) return native;
     return allreduce(value, [op](const T& a, const T& b) -> T {
       switch (op) {
         case ReduceOp::min: return b < a ? b : a;
@@ -96,7 +116,9 @@ class Context {
   void set(const std::string& name, Value value) const;
 
  private:
-  detail::Engine* engine_;
+  bool reduce_natively(void* inout, detail::NumberKind kind, ReduceOp op) const;
+
+  detail::Namespace* ns_;
   detail::Communicator* comm_;
   int rank_;
 };

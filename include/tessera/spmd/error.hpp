@@ -45,6 +45,18 @@ class BarrierError : public Error {
   using Error::Error;
 };
 
+//! An exception raised by an engine in another process (an MPI rank) whose C++
+//! type does not cross processes: type() names the original, what() is its message.
+//! (tessera's own NameError, BarrierError, TypeError, TimeoutError and Error cross as themselves.)
+class RemoteException : public Error {
+ public:
+  RemoteException(std::string type, const std::string& message) : Error(message), type_(std::move(type)) {}
+  const std::string& type() const { return type_; }
+
+ private:
+  std::string type_;
+};
+
 //! One engine's failure: where it happened and the original exception.
 struct RemoteError {
   int engine_id = 0;

@@ -46,6 +46,7 @@
 #include "tessera/spmd/async_result.hpp"
 #include "tessera/spmd/detail/job.hpp"
 #include "tessera/spmd/partition.hpp"
+#include "tessera/spmd/registry.hpp"
 
 namespace tessera::spmd {
 
@@ -87,6 +88,11 @@ using apply_result_t = std::decay_t<call_result_t<F>>;
 }  // namespace detail
 
 class BroadcastView;
+
+namespace detail {
+//! A view of `cluster`'s engines `targets`, for the clusters (local or MPI) that make views.
+BroadcastView make_view(std::shared_ptr<ClusterState> cluster, std::vector<int> targets);
+}  // namespace detail
 
 //! `view["name"]`: assigning pushes a value to every engine; get<T>() pulls it.
 class NameProxy {
@@ -167,14 +173,16 @@ class BroadcastView {
   size_t size() const { return targets_.size(); }
 
  private:
-  friend class Cluster;
+  friend BroadcastView detail::make_view(std::shared_ptr<detail::ClusterState>, std::vector<int>);
   BroadcastView(std::shared_ptr<detail::ClusterState> cluster, std::vector<int> targets);
 
   template <class F>
   std::shared_ptr<const detail::Job> submit_apply(const char* method, F&& fn,
                                                   std::vector<detail::ApplyArg> args) const {
+    // Engines in other processes know the function by its registered name only.
+    const std::string* registered = by_name() ? registered_name(fn) : nullptr;
     Callable callable = callable_of(std::forward<F>(fn), args.size());
-    return submit_raw(method, std::move(callable), std::move(args));
+    return submit_raw(method, std::move(callable), registered, std::move(args));
   }
   // The arity error names the function, as an engine-side argument error does.
   template <class F>
@@ -186,7 +194,8 @@ class BroadcastView {
     }
   }
   [[noreturn]] static void throw_arity(const std::string& name, const TypeError& e);
-  std::shared_ptr<const detail::Job> submit_raw(const char* method, Callable callable,
+  bool by_name() const;
+  std::shared_ptr<const detail::Job> submit_raw(const char* method, Callable callable, const std::string* registered,
                                                 std::vector<detail::ApplyArg> args) const;
   std::shared_ptr<const detail::Job> submit_parts(const char* method, const std::string& name,
                                                   std::vector<Value> parts) const;

@@ -1,8 +1,8 @@
 // tessera/spmd/detail/job.hpp — one request to a set of engines (private).
 //
-// A Job holds what each engine runs and where its result goes. Engines call
-// run(engine, slot) on their own threads; the last one to finish marks the job
-// done and wakes waiters. AsyncResult reads the results only after done.
+// A Job holds what each engine runs and where its result goes. Local engines call
+// run(engine, slot) on their own threads, a remote backend calls finish(slot, ...)
+// as answers arrive; the last slot to finish marks the job done and wakes waiters. AsyncResult reads the results only after done.
 #pragma once
 
 #include <atomic>
@@ -30,6 +30,10 @@ class Job {
 
   //! Runs slot `slot` on `engine` (the engine's thread); never throws.
   void run(Engine& engine, size_t slot) noexcept;
+  //! Records slot `slot`'s result, or its error when `error` is set: how a backend
+  //! whose engines are other processes completes a job (`work` is then empty).
+  //! Call once per slot; never throws.
+  void finish(size_t slot, Value value, std::exception_ptr error) noexcept;
   //! Stamps the submission time (the cluster calls it right before posting).
   void mark_submitted() { submitted_ = Clock::now(); }
 
