@@ -18,7 +18,7 @@
 #include <absl/container/inlined_vector.h>
 #include <absl/strings/str_cat.h>
 
-#include "communicator.hpp"
+#include "collectives.hpp"
 #include "protocol.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/wire.hpp"

@@ -1,4 +1,4 @@
-#include "communicator.hpp"
+#include "collectives.hpp"
 
 #include <cstring>
 #include <mutex>
