@@ -27,6 +27,7 @@
 
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
+#include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -108,10 +109,12 @@ std::vector<int64_t> prefix(const std::vector<int64_t>& counts) {
   return offsets;
 }
 
-// Runs `f(i)` for i in [0, n) on `workers` threads; the first exception is rethrown.
+// Runs `f(i)` for i in [0, n) on `workers` threads (no more than the cores
+// this process may use: mpirun binds a rank to its own); the first exception
+// is rethrown.
 template <class F>
 void parallel(int workers, size_t n, F&& f) {
-  tbb::task_arena arena(std::max(workers, 1));
+  tbb::task_arena arena(std::clamp(workers, 1, std::max(tbb::info::default_concurrency(), 1)));
   arena.execute([&] { tbb::parallel_for(size_t{0}, n, [&](size_t i) { f(i); }); });
 }
 
