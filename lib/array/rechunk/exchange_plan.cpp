@@ -181,11 +181,10 @@ ExchangePlan plan_exchange(const ChunkSizes& old_sizes, const ChunkSizes& new_si
   p.new_strides = grid_strides(p.new_chunks.numblocks());
   p.in_bytes = largest_bytes(p.old_chunks, itemsize);
   p.out_bytes = std::max<int64_t>(largest_bytes(p.new_chunks, itemsize), 1);
-  // First guess: each rank's share of a round is about a send and a receive
-  // buffer of its output blocks, next to a block per worker; halved until the
-  // measured peak fits (the guess misses uneven rounds).
-  const int64_t spare = options.max_mem - int64_t{options.workers} * std::max(p.in_bytes, p.out_bytes);
-  int64_t capacity = std::max<int64_t>(spare / (2 * p.out_bytes), 1) * options.ranks;
+  // First guess: each rank's share of a round is a send and a receive buffer
+  // of about its output blocks' size; cut by an eighth at a time until the
+  // measured peak fits (uneven rounds, blocks held by the workers).
+  int64_t capacity = std::max<int64_t>(options.max_mem / (2 * p.out_bytes), 1) * options.ranks;
   capacity = std::min(capacity, std::max<int64_t>(p.new_chunks.total_blocks(), 1));
   while (true) {
     ExchangePlan plan = p.build(capacity);
@@ -206,7 +205,7 @@ ExchangePlan plan_exchange(const ChunkSizes& old_sizes, const ChunkSizes& new_si
                                     " workers); expected at least ", plan.peak_memory,
                                     " bytes, or smaller chunks or fewer workers"));
     }
-    capacity /= 2;
+    capacity -= std::max<int64_t>(capacity / 8, 1);
   }
 }
 
