@@ -214,7 +214,8 @@ int dry_run(Args& args, const std::optional<std::string>& chunks, const std::str
   } catch (const ChunkError& e) {
     throw UsageError(std::string("--chunks: ") + e.what());
   }
-  const ta::ExchangeOptions options{.ranks = static_cast<int>(ranks), .max_mem = max_mem,
+  // The plan rechunk_store makes for --max-mem (exchange_budget).
+  const ta::ExchangeOptions options{.ranks = static_cast<int>(ranks), .max_mem = ta::exchange_budget(max_mem),
                                     .workers = static_cast<int>(workers)};
   ta::ExchangePlan plan;
   try {

@@ -33,7 +33,7 @@ void print_round(std::FILE* out, const std::string& label, const array::Exchange
 
 void print_exchange_plan(std::FILE* out, const array::Chunks& from, const array::Chunks& to, array::DType dtype,
                          const array::ExchangeOptions& options, const array::ExchangePlan& plan, size_t max_rounds) {
-  std::fprintf(out, "rechunk across %d ranks (%d worker%s each, max-mem %s per rank): %s %s, %s\n", plan.ranks,
+  std::fprintf(out, "rechunk across %d ranks (%d worker%s each, planned under %s per rank): %s %s, %s\n", plan.ranks,
                options.workers, options.workers == 1 ? "" : "s", size_text(static_cast<double>(options.max_mem)).c_str(),
                array::shape_str(from.shape()).c_str(), dtype.name().c_str(),
                size_text(static_cast<double>(plan.total_bytes)).c_str());

@@ -239,7 +239,7 @@ RechunkStoreResult rechunk_store_across(const Array& x, const Chunks& target, co
     chunk_shape = regular_chunk_shape(target);
     const auto limit = static_cast<int64_t>(options.store.compute.memory_limit);
     e.plan = plan_exchange(x.chunks().sizes(), target.sizes(), static_cast<int64_t>(x.dtype().itemsize()),
-                           {.ranks = comm.size(), .max_mem = limit > 0 ? limit : kDefaultMaxMem,
+                           {.ranks = comm.size(), .max_mem = exchange_budget(limit > 0 ? limit : kDefaultMaxMem),
                             .workers = e.workers()});
     if (comm.rank() == 0) storage::check_target(path, publish);
   });

@@ -138,9 +138,9 @@ TEST_CASE("tessera rechunk: a failing read during a shuffle leaves no DST and no
 
 TEST_CASE("tessera rechunk --dry-run: the plan across ranks, from a description or from SRC, without data") {
   TempDir dir;
-  // rows -> columns of 64 x 64 float64 across 4 ranks, under 9000 bytes per rank: several rounds.
+  // rows -> columns of 64 x 64 float64 across 4 ranks, --max-mem 9000 bytes per rank: several rounds.
   const ExchangePlan plan = plan_exchange({std::vector<int64_t>(16, 4), {64}}, {{64}, std::vector<int64_t>(16, 4)}, 8,
-                                          {.ranks = 4, .max_mem = 9000, .workers = 1});
+                                          {.ranks = 4, .max_mem = exchange_budget(9000), .workers = 1});
   REQUIRE(plan.rounds.size() > 1);
   const std::string total = "total: " + std::to_string(plan.rounds.size()) + " rounds";
   const Run r = tool(dir.path, "rechunk --dry-run --ranks 4 --shape 64,64 --src-chunks 4,-1 --chunks -1,4 --max-mem 9000");
@@ -157,7 +157,7 @@ TEST_CASE("tessera rechunk --dry-run: the plan across ranks, from a description 
   CHECK(s.out == r.out);
   const Run small = tool(dir.path, "rechunk --dry-run --ranks 4 --shape 64,64 --src-chunks 4,-1 --chunks -1,4 --max-mem 1000");
   CHECK(small.status == 2);
-  CHECK(small.err.find("--max-mem: rechunk across ranks: max_mem of 1000 bytes per rank cannot hold a round of one "
+  CHECK(small.err.find("--max-mem: rechunk across ranks: max_mem of 875 bytes per rank cannot hold a round of one "
                        "output block") != std::string::npos);
   const Run missing = tool(dir.path, "rechunk --dry-run --shape 64,64 --chunks -1,4");
   CHECK(missing.status == 2);

@@ -78,6 +78,11 @@ struct ExchangePlan {
   int64_t peak_memory = 0;  //!< per rank, over every round
 };
 
+//! The part of a rank's memory limit the plan fills: seven eighths. The rest
+//! is for what the plan does not count: the program and its libraries, the
+//! scheduler's bookkeeping, the pages of input chunks mapped while read.
+inline int64_t exchange_budget(int64_t max_mem) { return max_mem - max_mem / 8; }
+
 //! The owner of the block with flat (C-order) index `flat` among `ranks` ranks.
 inline int block_owner(int64_t flat, int ranks) { return static_cast<int>(flat % ranks); }
 

@@ -138,8 +138,8 @@ struct RechunkStoreOptions {
   //! exchange.hpp: each rank reads the input blocks it owns, the shards go to
   //! the ranks owning their output blocks in rounds of all-to-all-v, and each
   //! rank writes its output chunks into one temporary store that rank 0
-  //! publishes once every rank has succeeded. Each rank holds at most
-  //! `store.compute.memory_limit` bytes in a round (1 GiB when 0), with
+  //! publishes once every rank has succeeded. Each rank's rounds are planned
+  //! under exchange_budget(`store.compute.memory_limit`) (1 GiB when 0), with
   //! `store.compute.num_workers` threads; `method` and `rechunk` do not apply.
   //! An error on any rank is an Error on every rank naming the rank, and
   //! nothing is published.
