@@ -85,12 +85,6 @@ struct Exchange {
   }
 };
 
-std::vector<int64_t> strides_of(const std::vector<int64_t>& numblocks) {
-  std::vector<int64_t> s(numblocks.size(), 1);
-  for (size_t a = numblocks.size(); a-- > 1;) s[a - 1] = s[a] * numblocks[a];
-  return s;
-}
-
 int64_t flat_of(absl::Span<const int64_t> index, const std::vector<int64_t>& strides) {
   int64_t flat = 0;
   for (size_t a = 0; a < index.size(); ++a) flat += index[a] * strides[a];
@@ -186,7 +180,11 @@ void run_round(Exchange& e, const ExchangeRound& round, size_t k) {
   });
   Buffer recv = Buffer::allocate(static_cast<size_t>(recv_offsets.back() + recv_counts.back()));
   e.comm.alltoallv(send.data(), send_counts, send_offsets, recv.data(), recv_counts, recv_offsets);
+  // The send buffer's pages leave the process now (a large freed buffer is
+  // otherwise kept for the next one), so that they do not stay resident beside
+  // the receive buffer and the blocks being assembled.
   send = Buffer();
+  Buffer::release_kept();
   agree_on_errors(e.comm, [&] {
     parallel(e.workers(), outputs.size(), [&](size_t n) {
       const OutputBlock& out = outputs[n];
@@ -244,8 +242,8 @@ RechunkStoreResult rechunk_store_across(const Array& x, const Chunks& target, co
     if (comm.rank() == 0) storage::check_target(path, publish);
   });
   e.maps = old_to_new(x.chunks().sizes(), target.sizes());
-  e.old_strides = strides_of(x.chunks().numblocks());
-  e.new_strides = strides_of(target.numblocks());
+  e.old_strides = grid_strides(x.chunks().numblocks());
+  e.new_strides = grid_strides(target.numblocks());
   e.token = unique_token();
   if (comm.rank() != 0) {
     write_all(e, "", chunk_shape);

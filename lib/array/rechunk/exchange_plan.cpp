@@ -12,6 +12,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "array/rechunk/across.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "tessera/array/rechunk/exchange.hpp"
 #include "tessera/graph/error.hpp"
@@ -28,14 +29,13 @@ int64_t ExchangeRound::max_messages() const {
   return int64_t{senders} * receivers - std::min(senders, receivers);
 }
 
-namespace {
-
-// C-order strides of a grid of blocks, in blocks.
-std::vector<int64_t> grid_strides(const std::vector<int64_t>& numblocks) {
+std::vector<int64_t> detail::grid_strides(const std::vector<int64_t>& numblocks) {
   std::vector<int64_t> s(numblocks.size(), 1);
   for (size_t a = numblocks.size(); a-- > 1;) s[a - 1] = s[a] * numblocks[a];
   return s;
 }
+
+namespace {
 
 int64_t largest_bytes(const Chunks& c, int64_t itemsize) {
   int64_t n = itemsize;
@@ -177,8 +177,8 @@ ExchangePlan plan_exchange(const ChunkSizes& old_sizes, const ChunkSizes& new_si
   p.itemsize = itemsize;
   p.options = options;
   p.parts = partials(maps);
-  p.old_strides = grid_strides(p.old_chunks.numblocks());
-  p.new_strides = grid_strides(p.new_chunks.numblocks());
+  p.old_strides = detail::grid_strides(p.old_chunks.numblocks());
+  p.new_strides = detail::grid_strides(p.new_chunks.numblocks());
   p.in_bytes = largest_bytes(p.old_chunks, itemsize);
   p.out_bytes = std::max<int64_t>(largest_bytes(p.new_chunks, itemsize), 1);
   // First guess: each rank's share of a round is a send and a receive buffer
