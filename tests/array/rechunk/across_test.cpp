@@ -194,3 +194,22 @@ TEST_CASE("rechunk_store across ranks: a .npy target is refused on every rank") 
   }
   CHECK(testing::names_in(dir.path).empty());
 }
+
+TEST_CASE("rechunk_store across ranks: an empty array and a 0-d one give the single-process store") {
+  TempDir dir;
+  int n = 0;
+  for (const Array& x : {from_ndarray(iota({0, 6}, DType::float64()), Chunks({{0}, {3, 3}})),
+                         from_ndarray(iota({}, DType::int32()), Chunks())}) {
+    CAPTURE(n);
+    const ChunkSpec target = x.ndim() == 0 ? ChunkSpec(std::vector<AxisChunks>{}) : ChunkSpec({-1, 2});
+    const std::string ref = absl::StrCat(dir.path.string(), "/ref", n, ".zarr");
+    const std::string out = absl::StrCat(dir.path.string(), "/out", n, ".zarr");
+    rechunk_store(x, target, ref);
+    const auto errors = on_ranks(2, [&](int, const std::shared_ptr<Communicator>& comm) {
+      rechunk_store(x, target, out, {.communicator = comm});
+    });
+    CHECK(errors == std::vector<std::string>(2));
+    CHECK(testing::store_files(out) == testing::store_files(ref));
+    ++n;
+  }
+}
