@@ -32,8 +32,11 @@
 #include "chunk_spec.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
+#include "ranks.hpp"
+#include "rechunk_dry_run.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/io/npy.hpp"
+#include "tessera/array/rechunk/exchange.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/ops/store.hpp"
 #include "tessera/diagnostics/progress.hpp"
@@ -49,7 +52,9 @@ namespace fs = std::filesystem;
 constexpr std::string_view kUsage =
     "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
     "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
-    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...]\n"
+    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...] [--mpi]\n"
+    "       tessera rechunk --dry-run (SRC | --shape S0,S1,... [--dtype T] --src-chunks C0,C1,...)\n"
+    "                       --chunks C0,C1,... [--ranks N] [--max-mem M] [--workers N]\n"
     "\n"
     "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file\n"
     "when DST ends in .npy).\n"
@@ -65,6 +70,12 @@ constexpr std::string_view kUsage =
     "  --zarr-format  2 (default) or 3\n"
     "  --shard      zarr v3: shards of this shape, each cut into inner chunks of --chunks (whole numbers that\n"
     "               divide the shard)\n"
+    "  --mpi        rechunk across the ranks of an mpirun job (the default when started by mpirun with more than\n"
+    "               one rank): each rank reads its input blocks, the shards go to the ranks writing their output\n"
+    "               blocks in rounds of MPI_Alltoallv, --max-mem is per rank (--workers defaults to cores / ranks)\n"
+    "  --dry-run    print the plan of the rechunk across --ranks N (default 1) ranks (rounds, messages, bytes per\n"
+    "               message, per-rank memory) without MPI or data: from SRC's metadata, or from --shape, --dtype\n"
+    "               (default float64) and --src-chunks; --workers defaults to 1\n"
     "SIGINT or SIGTERM stops the run, removes its temporaries and exits 130 or 143.\n";
 
 ta::RechunkMethod parse_method(const std::string& text) {
@@ -74,8 +85,9 @@ ta::RechunkMethod parse_method(const std::string& text) {
   throw UsageError("--method: expected auto, tasks or shuffle, found '" + text + "'");
 }
 
-// --shard's inner chunks: --chunks given as positive integers.
-ta::Shape inner_chunks(const std::string& text) {
+// A list of positive integers given to `option`: --shard's inner chunks
+// (--chunks), --dry-run's --shape.
+ta::Shape positive_list(const std::string& text, const std::string& option, const std::string& what) {
   ta::Shape out;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
@@ -87,7 +99,7 @@ ta::Shape inner_chunks(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != item.size() || n <= 0) {
-      throw UsageError("--chunks: with --shard, expected positive inner chunk sizes, found '" + item + "'");
+      throw UsageError(option + ": " + what + ", found '" + item + "'");
     }
     out.push_back(n);
   }
@@ -144,6 +156,141 @@ void check_max_mem(const ta::Chunks& target, const ta::DType& dtype, int64_t max
                    " bytes, or choose smaller --chunks or fewer --workers");
 }
 
+int64_t parse_max_mem(const std::string& text) {
+  int64_t max_mem = 0;
+  try {
+    max_mem = ta::parse_bytes(text);
+  } catch (const ChunkError& e) {
+    throw UsageError(std::string("--max-mem: ") + e.what());
+  }
+  if (max_mem <= 0) throw UsageError("--max-mem: expected a positive size, found '" + text + "'");
+  return max_mem;
+}
+
+// `--dry-run`: the plan across --ranks ranks of the array SRC holds, or of the one --shape, --dtype and
+// --src-chunks describe; nothing is read but SRC's metadata, and nothing is written.
+int dry_run(Args& args, const std::optional<std::string>& chunks, const std::string& max_mem_text) {
+  const long ranks = args.int_option("--ranks", 1, 1, long{1} << 24);
+  const long workers = args.int_option("--workers", 1, 1, 4096);
+  const std::optional<std::string> shape_text = args.option("--shape");
+  const std::optional<std::string> dtype_text = args.option("--dtype");
+  const std::optional<std::string> src_chunks = args.option("--src-chunks");
+  std::optional<std::string> src;
+  if (!shape_text) src = args.positional("SRC (or --shape)");
+  args.done();
+  if (!chunks) throw UsageError("--chunks is required");
+  const int64_t max_mem = parse_max_mem(max_mem_text);
+  const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
+  ta::Chunks from;
+  ta::DType dtype;
+  if (src) {
+    if (dtype_text || src_chunks) throw UsageError("--dtype and --src-chunks describe an array with --shape, not SRC");
+    const ta::Array x = open_source(*src, block_limit);
+    from = x.chunks();
+    dtype = x.dtype();
+  } else {
+    if (!src_chunks) throw UsageError("--dry-run with --shape needs --src-chunks");
+    const ta::Shape shape = positive_list(*shape_text, "--shape", "expected positive axis lengths");
+    try {
+      dtype = ta::DType::parse(dtype_text.value_or("float64"));
+    } catch (const TypeError& e) {
+      throw UsageError(std::string("--dtype: ") + e.what());
+    }
+    const std::vector<ta::RechunkAxis> src_axes = parse_chunks(*src_chunks);
+    check_chunks_fit(src_axes, shape.size());
+    std::vector<std::vector<int64_t>> whole;
+    for (int64_t e : shape) whole.push_back({e});
+    try {
+      from = ta::RechunkSpec(src_axes).resolve(ta::Chunks(whole), dtype, block_limit);
+    } catch (const ChunkError& e) {
+      throw UsageError(std::string("--src-chunks: ") + e.what());
+    }
+  }
+  const std::vector<ta::RechunkAxis> axes = parse_chunks(*chunks);
+  check_chunks_fit(axes, from.ndim());
+  ta::Chunks target;
+  try {
+    target = ta::RechunkSpec(axes).resolve(from, dtype, block_limit);
+  } catch (const ChunkError& e) {
+    throw UsageError(std::string("--chunks: ") + e.what());
+  }
+  // The plan rechunk_store makes for --max-mem (exchange_budget).
+  const ta::ExchangeOptions options{.ranks = static_cast<int>(ranks), .max_mem = ta::exchange_budget(max_mem),
+                                    .workers = static_cast<int>(workers)};
+  ta::ExchangePlan plan;
+  try {
+    plan = ta::plan_exchange(from.sizes(), target.sizes(), static_cast<int64_t>(dtype.itemsize()), options);
+  } catch (const ChunkError& e) {
+    throw UsageError(std::string("--max-mem: ") + e.what());
+  }
+  print_exchange_plan(stdout, from, target, dtype, options, plan);
+  return 0;
+}
+
+// Rethrows this rank's own failure (its type decides the exit status), or an
+// Error naming the ranks that failed when only others did; returns when none did.
+void agree(Communicator& comm, const std::exception_ptr& failure) {
+  try {
+    agree_on_errors(comm, [&] {
+      if (failure) std::rethrow_exception(failure);
+    });
+  } catch (const Error&) {
+    if (failure) std::rethrow_exception(failure);
+    throw;
+  }
+}
+
+// The rechunk as one rank of an mpirun job: every rank checks and opens what
+// the single-process run does, agrees with the others, then rechunk_store runs
+// across the ranks. Only rank 0 reports; errors are reported by every rank.
+int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src, const std::string& dst,
+               const std::vector<ta::RechunkAxis>& axes, const ta::zarr::Format& format, int64_t max_mem,
+               long workers, bool overwrite) {
+  bound_allocators(max_mem);
+  ta::StoreOptions store{.overwrite = overwrite, .protect = {src}, .zarr = format};
+  std::optional<ta::Array> x;
+  ta::Chunks target;
+  const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
+  std::exception_ptr failure;
+  try {
+    if (comm->rank() == 0) {
+      for (const std::string& line : ta::clean_temporaries(dst)) {
+        std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
+      }
+    }
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
+      throw InputError(dst, "exists; pass --overwrite to replace it");
+    }
+    x = open_source(src, block_limit);
+    check_chunks_fit(axes, x->ndim());
+    try {
+      target = ta::RechunkSpec(axes).resolve(x->chunks(), x->dtype(), block_limit);
+    } catch (const ChunkError& e) {
+      throw UsageError(std::string("--chunks: ") + e.what());
+    }
+    check_max_mem(target, x->dtype(), max_mem, block_limit, workers);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree(*comm, failure);
+  Interrupts interrupts;
+  store.compute = {.num_workers = static_cast<int>(workers), .cancel = interrupts.token()};
+  store.compute.memory_limit = static_cast<size_t>(max_mem);
+  ta::RechunkStoreOptions options{.store = store, .communicator = comm};
+  try {
+    (void)ta::rechunk_store(*x, target, dst, options);
+  } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, on every rank
+    throw UsageError(std::string("--codec: ") + e.what());
+  }
+  if (comm->rank() == 0) {
+    std::fprintf(stderr, "tessera rechunk: %s (blocks %s) -> %s (blocks %s, across %d ranks)\n", src.c_str(),
+                 ta::shape_str(x->chunks().max_block_shape()).c_str(), dst.c_str(),
+                 ta::shape_str(target.max_block_shape()).c_str(), comm->size());
+  }
+  return 0;
+}
+
 int run(std::vector<std::string> argv) {
   Args args(std::move(argv));
   const bool overwrite = args.flag("--overwrite");
@@ -156,8 +303,12 @@ int run(std::vector<std::string> argv) {
   }
   const std::string max_mem_text = max_mem_option.value_or(memory_limit_option.value_or("1GiB"));
   const std::string method_text = args.option("--method").value_or("auto");
+  if (args.flag("--dry-run")) return dry_run(args, chunks, max_mem_text);
+  std::shared_ptr<Communicator> comm;
+  if (args.flag("--mpi") || launched_by_mpirun()) comm = start_mpi();
+  const int ranks = comm ? comm->size() : 1;
   const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
-  const long workers = args.int_option("--workers", hardware, 1, 4096);
+  const long workers = args.int_option("--workers", std::max<long>(hardware / ranks, 1), 1, 4096);
   const std::optional<std::string> scratch = args.option("--scratch");
   const std::string codec = args.option("--codec").value_or("none");
   const int zarr_format = static_cast<int>(args.int_option("--zarr-format", 2, 2, 3));
@@ -169,15 +320,10 @@ int run(std::vector<std::string> argv) {
   if (shard && zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
   const std::vector<ta::RechunkAxis> axes = parse_chunks(shard ? *shard : *chunks);
   ta::zarr::Format format{.zarr_format = zarr_format, .codec = codec, .inner_chunks = {}};
-  if (shard) format.inner_chunks = inner_chunks(*chunks);
+  if (shard) format.inner_chunks = positive_list(*chunks, "--chunks", "with --shard, expected positive inner chunk sizes");
   const ta::RechunkMethod method = parse_method(method_text);
-  int64_t max_mem = 0;
-  try {
-    max_mem = ta::parse_bytes(max_mem_text);
-  } catch (const ChunkError& e) {
-    throw UsageError(std::string("--max-mem: ") + e.what());
-  }
-  if (max_mem <= 0) throw UsageError("--max-mem: expected a positive size, found '" + max_mem_text + "'");
+  const int64_t max_mem = parse_max_mem(max_mem_text);
+  if (comm) return run_across(comm, src, dst, axes, format, max_mem, workers, overwrite);
   bound_allocators(max_mem);
   for (const std::string& line : ta::clean_temporaries(dst)) std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
   std::error_code ec;

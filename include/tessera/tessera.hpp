@@ -16,6 +16,7 @@
 // @endcode
 #pragma once
 
+#include "tessera/comm/communicator.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
@@ -53,6 +54,7 @@
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/rechunk/plan.hpp"
+#include "tessera/array/rechunk/exchange.hpp"
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/ops/scan.hpp"
 #include "tessera/array/ops/shape.hpp"

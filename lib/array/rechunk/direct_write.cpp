@@ -29,9 +29,9 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "array/ops/store.hpp"
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
+#include "array/rechunk/across.hpp"
 #include "array/rechunk/blocks.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/io/zarr.hpp"
@@ -151,6 +151,7 @@ void create_chunk_files(const ChunkWriter& w) {
 RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
                                  const RechunkStoreOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.rechunk.block_size_limit);
+  if (options.communicator) return detail::rechunk_store_across(x, target, path, options);
   const storage::PublishOptions publish = publish_options(path, options.store);
   // Direct writes land raw bytes in zarr chunk files: a .npy target is stored whole, an encoded or
   // sharded one block by block.

@@ -13,6 +13,7 @@
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/ops/store.hpp"
 #include "tessera/array/io/zarr.hpp"
+#include "tessera/array/rechunk/exchange.hpp"
 
 using namespace tessera::array;
 using testing::iota;
@@ -24,19 +25,26 @@ namespace {
 struct Run {
   int status;
   std::string err;
+  std::string out;
 };
+
+std::string take_file(const fs::path& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  fs::remove(path);
+  return text.str();
+}
 
 // Runs `tessera ARGS` in `dir`.
 Run tool(const fs::path& dir, const std::string& args) {
   const char* exe = std::getenv("TESSERA_TOOL");
   REQUIRE_MESSAGE(exe != nullptr, "TESSERA_TOOL is not set (run through meson test)");
   const fs::path err = dir / "stderr.txt";
-  const std::string cmd = "cd " + dir.string() + " && " + exe + " " + args + " >/dev/null 2>" + err.string();
+  const fs::path out = dir / "stdout.txt";
+  const std::string cmd = "cd " + dir.string() + " && " + exe + " " + args + " >" + out.string() + " 2>" + err.string();
   const int rc = std::system(cmd.c_str());
-  std::stringstream text;
-  text << std::ifstream(err).rdbuf();
-  fs::remove(err);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text.str()};
+  const std::string err_text = take_file(err);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, err_text, take_file(out)};
 }
 
 NDArray read_zarr(const fs::path& path) { return from_zarr(path.string()).compute(); }
@@ -126,4 +134,35 @@ TEST_CASE("tessera rechunk: a failing read during a shuffle leaves no DST and no
   CHECK(!fs::exists(dir.path / "b.zarr"));
   CHECK(fs::is_empty(dir.path / "scratch"));
   CHECK(dir.entries() == 2);  // a.zarr and scratch/: no temporary store left
+}
+
+TEST_CASE("tessera rechunk --dry-run: the plan across ranks, from a description or from SRC, without data") {
+  TempDir dir;
+  // rows -> columns of 64 x 64 float64 across 4 ranks, --max-mem 9000 bytes per rank: several rounds.
+  const ExchangePlan plan = plan_exchange({std::vector<int64_t>(16, 4), {64}}, {{64}, std::vector<int64_t>(16, 4)}, 8,
+                                          {.ranks = 4, .max_mem = exchange_budget(9000), .workers = 1});
+  REQUIRE(plan.rounds.size() > 1);
+  const std::string total = "total: " + std::to_string(plan.rounds.size()) + " rounds";
+  const Run r = tool(dir.path, "rechunk --dry-run --ranks 4 --shape 64,64 --src-chunks 4,-1 --chunks -1,4 --max-mem 9000");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("rechunk across 4 ranks (1 worker each") != std::string::npos);
+  CHECK(r.out.find("input blocks  16 of (4, 64)") != std::string::npos);
+  CHECK(r.out.find(total) != std::string::npos);
+  // The same array as a store: the plan comes from its metadata, and no data is read.
+  store(from_ndarray(iota({64, 64}, DType::float64()), Chunks({std::vector<int64_t>(16, 4), {64}})),
+        (dir.path / "a.zarr").string());
+  for (int64_t i = 0; i < 16; ++i) fs::remove(zarr::open((dir.path / "a.zarr").string()).chunk_path({i, 0}));
+  const Run s = tool(dir.path, "rechunk --dry-run a.zarr --ranks 4 --chunks -1,4 --max-mem 9000");
+  REQUIRE_MESSAGE(s.status == 0, s.err);
+  CHECK(s.out == r.out);
+  const Run small = tool(dir.path, "rechunk --dry-run --ranks 4 --shape 64,64 --src-chunks 4,-1 --chunks -1,4 --max-mem 1000");
+  CHECK(small.status == 2);
+  CHECK(small.err.find("--max-mem: rechunk across ranks: max_mem of 875 bytes per rank cannot hold a round of one "
+                       "output block") != std::string::npos);
+  const Run missing = tool(dir.path, "rechunk --dry-run --shape 64,64 --chunks -1,4");
+  CHECK(missing.status == 2);
+  CHECK(missing.err.find("--dry-run with --shape needs --src-chunks") != std::string::npos);
+  const Run bad = tool(dir.path, "rechunk --dry-run --shape 64,x --src-chunks 4,-1 --chunks -1,4");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--shape: expected positive axis lengths, found 'x'") != std::string::npos);
 }

@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -53,6 +54,7 @@
 #include <vector>
 
 #include "tessera/array/array.hpp"
+#include "tessera/comm/communicator.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 #include "tessera/array/ops/store.hpp"
@@ -130,6 +132,18 @@ struct RechunkStoreOptions {
   //! the shards land there in runs of at least this many bytes on average
   //! (each run is one system call). 0: always; SIZE_MAX: never.
   size_t direct_min_run = size_t{64} << 10;
+  //! Several processes write the store together, each one rank of this
+  //! communicator (null: this process alone). Every rank calls rechunk_store
+  //! with the same arguments; the rechunk is then the exchange of
+  //! exchange.hpp: each rank reads the input blocks it owns, the shards go to
+  //! the ranks owning their output blocks in rounds of all-to-all-v, and each
+  //! rank writes its output chunks into one temporary store that rank 0
+  //! publishes once every rank has succeeded. Each rank's rounds are planned
+  //! under exchange_budget(`store.compute.memory_limit`) (1 GiB when 0), with
+  //! `store.compute.num_workers` threads; `method` and `rechunk` do not apply.
+  //! An error on any rank is an Error on every rank naming the rank, and
+  //! nothing is published.
+  std::shared_ptr<Communicator> communicator = nullptr;
 };
 
 //! What `rechunk_store` did.
@@ -148,7 +162,8 @@ struct RechunkStoreResult {
 //! `store(rechunk(x, chunks, options.rechunk), path, options.store)`.
 //! Either way the store appears at `path` only when complete (see store.hpp).
 //! Throws ChunkError for a bad target or irregular chunks (zarr needs regular
-//! ones), StorageError and TaskError as `store` does.
+//! ones), StorageError and TaskError as `store` does; across ranks
+//! (`communicator`), tessera::Error naming the ranks that failed.
 //! @code
 //!   namespace ta = tessera::array;
 //!   ta::rechunk_store(ta::from_zarr("rows.zarr"), {-1, 256}, "cols.zarr",

@@ -1,0 +1,71 @@
+// tessera/comm/communicator.hpp — what work spread over several processes needs
+// from the transport between them, without naming the transport.
+//
+// libtessera links no MPI. Code that runs one part of a job on each of several
+// ranks (the rechunk across processes, rechunk.hpp's RechunkStoreOptions::
+// communicator) talks to the other ranks through this interface: its rank and
+// the number of ranks, an exchange of byte buffers between every pair of ranks
+// (MPI_Alltoallv's shape: each rank knows what it sends to and receives from
+// each other rank), and an all-gather of one integer per rank, from which a
+// barrier and an agreement on errors follow. libtessera-mpi implements it over
+// MPI (`tessera::mpi::world_communicator()`, tessera/mpi/communicator.hpp);
+// `thread_communicators(n)` gives n ranks that are threads of this process, for
+// tests (and sanitizers) of code written against it.
+//
+// @code
+//   std::vector<std::shared_ptr<tessera::Communicator>> ranks = tessera::thread_communicators(2);
+//   // on the thread of rank r: every rank calls each collective, in the same order
+//   tessera::agree_on_errors(*ranks[r], [&] { work(r); });  // throws on every rank if one failed
+// @endcode
+//
+// Thread-safety: a Communicator is one rank's endpoint; its collectives are
+// called by one thread at a time, and every rank calls the same collectives in
+// the same order (as MPI requires).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+#include <absl/types/span.h>
+
+namespace tessera {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  //! This rank, in [0, size()).
+  virtual int rank() const = 0;
+  //! The number of ranks.
+  virtual int size() const = 0;
+  //! Sends `send_counts[q]` bytes of `send`, from `send_offsets[q]`, to each rank
+  //! q, and receives `recv_counts[s]` bytes from each rank s into `recv` at
+  //! `recv_offsets[s]` (the counts a rank receives are the counts its peers send
+  //! it). Counts and offsets may pass 2^31. Collective: every rank calls it.
+  virtual void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts,
+                         absl::Span<const int64_t> send_offsets, std::byte* recv,
+                         absl::Span<const int64_t> recv_counts, absl::Span<const int64_t> recv_offsets) = 0;
+  //! Every rank's `value`, by rank. Collective.
+  virtual std::vector<int64_t> allgather(int64_t value) = 0;
+};
+
+//! Returns when every rank has called it (an allgather whose values are ignored).
+void barrier(Communicator& comm);
+
+//! Every rank's string, by rank (lengths by allgather, then one alltoallv). Collective.
+std::vector<std::string> allgather_strings(Communicator& comm, const std::string& text);
+
+//! Runs `step` on this rank, then agrees with the others: when `step` threw on
+//! any rank, throws tessera::Error on every rank, naming each rank that failed
+//! and its message ("rank 1 of 4: cannot open ..."); a rank never waits for a
+//! peer that has given up. Collective.
+void agree_on_errors(Communicator& comm, absl::FunctionRef<void()> step);
+
+//! `n` (>= 1) ranks that are threads of this process: rank r's endpoint is
+//! element r, to be used by one thread. Throws std::invalid_argument for n < 1.
+std::vector<std::shared_ptr<Communicator>> thread_communicators(int n);
+
+}  // namespace tessera

@@ -1,0 +1,162 @@
+// The collectives every Communicator gets from its two primitives, and ranks
+// that are threads of one process.
+#include "tessera/comm/communicator.hpp"
+
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+
+#include <absl/strings/str_cat.h>
+
+#include "tessera/graph/error.hpp"
+
+namespace tessera {
+
+void barrier(Communicator& comm) { (void)comm.allgather(0); }
+
+std::vector<std::string> allgather_strings(Communicator& comm, const std::string& text) {
+  const auto size = static_cast<size_t>(comm.size());
+  const std::vector<int64_t> lengths = comm.allgather(static_cast<int64_t>(text.size()));
+  // Each rank sends its text to every rank: the send buffer repeats it.
+  std::string send;
+  send.reserve(text.size() * size);
+  std::vector<int64_t> send_counts(size), send_offsets(size), recv_counts(size), recv_offsets(size);
+  int64_t recv_total = 0;
+  for (size_t q = 0; q < size; ++q) {
+    send_offsets[q] = static_cast<int64_t>(send.size());
+    send_counts[q] = static_cast<int64_t>(text.size());
+    send += text;
+    recv_offsets[q] = recv_total;
+    recv_counts[q] = lengths[q];
+    recv_total += lengths[q];
+  }
+  std::string recv(static_cast<size_t>(recv_total), '\0');
+  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data()), send_counts, send_offsets,
+                 reinterpret_cast<std::byte*>(recv.data()), recv_counts, recv_offsets);
+  std::vector<std::string> out;
+  out.reserve(size);
+  for (size_t q = 0; q < size; ++q) {
+    out.push_back(recv.substr(static_cast<size_t>(recv_offsets[q]), static_cast<size_t>(recv_counts[q])));
+  }
+  return out;
+}
+
+void agree_on_errors(Communicator& comm, absl::FunctionRef<void()> step) {
+  std::string error;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (error.empty()) error = "failed (an exception without a message)";
+  } catch (...) {
+    error = "failed (an exception that is not a std::exception)";
+  }
+  // One flag per rank first, so that the messages are exchanged only on failure.
+  const std::vector<int64_t> failed = comm.allgather(error.empty() ? 0 : 1);
+  bool any = false;
+  for (int64_t f : failed) any = any || f != 0;
+  if (!any) return;
+  const std::vector<std::string> messages = allgather_strings(comm, error);
+  std::string text;
+  for (size_t r = 0; r < messages.size(); ++r) {
+    if (failed[r] == 0) continue;
+    absl::StrAppend(&text, text.empty() ? "" : "; ", "rank ", r, " of ", messages.size(), ": ", messages[r]);
+  }
+  throw Error(text);
+}
+
+namespace {
+
+// What the threads of one group share: a cyclic barrier and, per rank, what it
+// posted for the collective in progress.
+struct ThreadGroup {
+  explicit ThreadGroup(int n) : size(n), posts(static_cast<size_t>(n)) {}
+
+  struct Post {
+    const std::byte* send = nullptr;
+    absl::Span<const int64_t> send_counts, send_offsets;
+    int64_t value = 0;
+  };
+
+  // Returns once all `size` ranks have arrived.
+  void arrive() {
+    std::unique_lock lock(mutex);
+    const uint64_t generation = generation_;
+    if (++arrived_ == size) {
+      arrived_ = 0;
+      ++generation_;
+      changed.notify_all();
+      return;
+    }
+    changed.wait(lock, [&] { return generation_ != generation; });
+  }
+
+  const int size;
+  std::vector<Post> posts;  // element r written by rank r only, between barriers
+  std::mutex mutex;
+  std::condition_variable changed;
+
+ private:
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+};
+
+class ThreadCommunicator final : public Communicator {
+ public:
+  ThreadCommunicator(std::shared_ptr<ThreadGroup> group, int rank) : group_(std::move(group)), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return group_->size; }
+
+  // Each rank posts its send buffer, then pulls its part of every peer's; the
+  // second barrier keeps the senders' buffers alive until every rank has read.
+  void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts, absl::Span<const int64_t> send_offsets,
+                 std::byte* recv, absl::Span<const int64_t> recv_counts,
+                 absl::Span<const int64_t> recv_offsets) override {
+    auto& mine = group_->posts[static_cast<size_t>(rank_)];
+    mine.send = send;
+    mine.send_counts = send_counts;
+    mine.send_offsets = send_offsets;
+    group_->arrive();
+    const auto me = static_cast<size_t>(rank_);
+    std::string mismatch;
+    for (size_t s = 0; s < static_cast<size_t>(group_->size); ++s) {
+      const auto& peer = group_->posts[s];
+      if (peer.send_counts[me] != recv_counts[s]) {
+        mismatch = absl::StrCat("alltoallv: rank ", rank_, " expects ", recv_counts[s], " bytes from rank ", s,
+                                ", which sends ", peer.send_counts[me]);
+      } else if (recv_counts[s] > 0) {
+        std::memcpy(recv + recv_offsets[s], peer.send + peer.send_offsets[me], static_cast<size_t>(recv_counts[s]));
+      }
+    }
+    group_->arrive();  // even on a mismatch: a peer must not wait for this rank forever
+    if (!mismatch.empty()) throw std::logic_error(mismatch);
+  }
+
+  std::vector<int64_t> allgather(int64_t value) override {
+    group_->posts[static_cast<size_t>(rank_)].value = value;
+    group_->arrive();
+    std::vector<int64_t> out;
+    out.reserve(group_->posts.size());
+    for (const auto& p : group_->posts) out.push_back(p.value);
+    group_->arrive();
+    return out;
+  }
+
+ private:
+  std::shared_ptr<ThreadGroup> group_;
+  int rank_;
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<Communicator>> thread_communicators(int n) {
+  if (n < 1) throw std::invalid_argument(absl::StrCat("thread_communicators: expected at least 1 rank, found ", n));
+  auto group = std::make_shared<ThreadGroup>(n);
+  std::vector<std::shared_ptr<Communicator>> out;
+  for (int r = 0; r < n; ++r) out.push_back(std::make_shared<ThreadCommunicator>(group, r));
+  return out;
+}
+
+}  // namespace tessera
