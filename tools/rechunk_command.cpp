@@ -277,7 +277,9 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
   Interrupts interrupts;
   store.compute = {.num_workers = static_cast<int>(workers), .cancel = interrupts.token()};
   store.compute.memory_limit = static_cast<size_t>(max_mem);
-  ta::RechunkStoreOptions options{.store = store, .communicator = comm};
+  ta::RechunkStoreOptions options;  // assigned, not designated: GCC 12 warns of the latter falsely
+  options.store = store;
+  options.communicator = comm;
   try {
     (void)ta::rechunk_store(*x, target, dst, options);
   } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, on every rank
