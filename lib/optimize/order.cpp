@@ -420,7 +420,8 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
     if (best_held <= lower_bound) break;  // nothing left to gain
     if (choice == detail::RootChoice::look_ahead && c.size() > kLookAheadTasks) break;
     uint32_t held = 0;
-    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held);
+    // A sequence that holds as many as the best so far is dropped: it gives up there.
+    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held, best_held);
     if (held < best_held) {
       best_held = held;
       best = std::move(p);
