@@ -99,14 +99,16 @@ class Simulation {
   };
 
   //! Runs `root` and then, last-ready first, everything that becomes ready.
-  //! `record` gets each task run; `trial` notes the tasks it runs for undo()
-  //! and stops after `limit` tasks (then `complete` is false).
+  //! `record` gets each task run; `trial` notes the tasks it runs for undo().
+  //! It stops after `limit` tasks, or once the rise reaches `peak_limit`
+  //! (then `complete` is false and the run state is left mid-cascade).
   template <class F>
-  Effect cascade(uint32_t root, bool trial, F&& record, uint64_t limit = UINT64_MAX) {
+  Effect cascade(uint32_t root, bool trial, F&& record, uint64_t limit = UINT64_MAX,
+                 int64_t peak_limit = INT64_MAX) {
     Effect e;
     stack_.assign(1, root);
     while (!stack_.empty()) {
-      if (e.ran == limit) {
+      if (e.ran == limit || e.peak >= peak_limit) {
         e.complete = false;
         break;
       }
@@ -397,7 +399,7 @@ uint32_t forest_min_held(const EagerGraph& eg) {
 
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
                                      absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates,
-                                     uint32_t& max_held) {
+                                     uint32_t& max_held, uint32_t give_up_at) {
   const uint32_t n = eg.n;
   Simulation run(eg, base);
   std::vector<uint32_t> roots = run.initial_ready();
@@ -504,12 +506,21 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
     look_ahead.runs().clear();
     next[prev[best]] = next[best];
     prev[next[best]] = prev[best];
-    const Simulation::Effect e = run.cascade(roots[best], false, [&](uint32_t t) {
-      record(t);
-      if (cache) cache->ran(t);
-    });
+    // The peak only grows: once it reaches `give_up_at` the rest of the run
+    // cannot make the sequence one the caller keeps.
+    const Simulation::Effect e = run.cascade(
+        roots[best], false,
+        [&](uint32_t t) {
+          record(t);
+          if (cache) cache->ran(t);
+        },
+        UINT64_MAX, int64_t{give_up_at} - held);
     worst = std::max(worst, held + e.peak);
     held += e.net;
+    if (worst >= int64_t{give_up_at}) {
+      max_held = give_up_at;
+      return {};
+    }
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (prio[i] == UINT32_MAX) prio[i] = counter++;  // literals nobody reads

@@ -49,9 +49,12 @@ enum class RootChoice {
 //! priorities: the run sequence, each literal or alias just before its first
 //! reader; and in `max_held` what eager_max_held() says of them (the run that
 //! made them is the one it would simulate: tasks made ready together run in
-//! base order, which is their order in the sequence).
+//! base order, which is their order in the sequence). Once the run holds
+//! `give_up_at` results it stops, with `max_held` = `give_up_at` and no
+//! priorities: a caller keeping the order that holds fewest need not finish
+//! a run that already holds as many as its best.
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
                                      absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates,
-                                     uint32_t& max_held);
+                                     uint32_t& max_held, uint32_t give_up_at = UINT32_MAX);
 
 }  // namespace tessera::detail

@@ -408,7 +408,9 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
     sinks += eg.dents[i].empty() ? 1 : 0;
     lower_bound = std::max(lower_bound, static_cast<uint32_t>(eg.deps[i].size()));
   }
-  lower_bound = std::max({lower_bound, sinks, detail::forest_min_held(eg)});
+  lower_bound = std::max(lower_bound, sinks);
+  // The forest's bound takes a walk of the graph: only when the others fall short.
+  if (best_held > lower_bound) lower_bound = std::max(lower_bound, detail::forest_min_held(eg));
   if (best_held <= lower_bound) return best;
   // The pair look-ahead's budget covers graphs of up to some tens of
   // thousands of tasks; on larger ones it would refine only the first roots,
@@ -420,7 +422,8 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
     if (best_held <= lower_bound) break;  // nothing left to gain
     if (choice == detail::RootChoice::look_ahead && c.size() > kLookAheadTasks) break;
     uint32_t held = 0;
-    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held);
+    // A sequence that holds as many as the best so far is dropped: it gives up there.
+    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held, best_held);
     if (held < best_held) {
       best_held = held;
       best = std::move(p);

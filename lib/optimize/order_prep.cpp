@@ -124,6 +124,12 @@ uint32_t count_bits(const uint64_t* row, size_t words) {
 // Few roots: each node's set as a bitset over the roots, so a union is a few
 // word ORs and a size a popcount. A wide stencil's sets grow by a row at a
 // time, and merging them as sorted vectors dominated order() there.
+//
+// A node whose union adds nothing to its first input's set shares that row
+// (rows are never written once made), and every set of all the roots is one
+// row: a chain's nodes, and a stencil's once their sets hold every root (half
+// of a wide one), then cost no row, no union and no popcount of their own, and
+// their bits are never allocated or cleared.
 bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents, ConnectedWanted wanted,
                         Connected& out) {
   std::vector<uint32_t> roots, bit_of(og.n, 0);
@@ -134,12 +140,29 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
   }
   const size_t words = (roots.size() + 63) / 64;
   if (words * og.n > (size_t{1} << 21)) return false;  // 16 MiB of bits at most
-  std::vector<uint64_t> bits(words * og.n, 0);
-  auto row = [&](uint32_t i) { return bits.data() + words * i; };
+  std::vector<uint32_t> row_of(og.n), row_count;  // per node its row; per row its bits set
+  std::vector<uint64_t> bits;
+  bits.reserve(words * (og.n + 1));  // address space only: the rows made are touched
+  auto row = [&](uint32_t r) { return bits.data() + words * r; };
+  auto new_row = [&]() {
+    row_count.push_back(0);
+    bits.resize(bits.size() + words, 0);
+    return static_cast<uint32_t>(row_count.size() - 1);
+  };
+  auto drop_last_row = [&]() {
+    row_count.pop_back();
+    bits.resize(bits.size() - words);
+  };
+  constexpr uint32_t kNoRow = UINT32_MAX;
+  const uint32_t full = new_row();
+  for (uint32_t b = 0; b < roots.size(); ++b) row(full)[b / 64] |= uint64_t{1} << (b % 64);
+  row_count[full] = static_cast<uint32_t>(roots.size());
   std::vector<uint32_t> num_needed(og.n), stack;
   for (uint32_t i = 0; i < og.n; ++i) num_needed[i] = static_cast<uint32_t>(deps[i].size());
   for (uint32_t r : roots) {
-    row(r)[bit_of[r] / 64] |= uint64_t{1} << (bit_of[r] % 64);
+    row_of[r] = roots.size() == 1 ? full : new_row();
+    row(row_of[r])[bit_of[r] / 64] |= uint64_t{1} << (bit_of[r] % 64);
+    row_count[row_of[r]] = 1;
     out.max_dependents[r] = static_cast<uint32_t>(dents[r].size());
     for (uint32_t child : dents[r]) {
       if (--num_needed[child] == 0) stack.push_back(child);
@@ -151,15 +174,43 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
     for (uint32_t parent : dents[key]) {
       if (--num_needed[parent] == 0) stack.push_back(parent);
     }
-    uint64_t* mine = row(key);
+    const auto inputs = deps[key];
     uint32_t max_dep = 0;
-    for (uint32_t child : deps[key]) {
-      const uint64_t* theirs = row(child);
-      for (size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
-      max_dep = std::max(max_dep, out.max_dependents[child]);
-    }
+    for (uint32_t child : inputs) max_dep = std::max(max_dep, out.max_dependents[child]);
     out.max_dependents[key] = max_dep;
-    if (wanted.all_counts) out.counts[key] = count_bits(mine, words);
+    // The union's row while it is an existing one: the first input's, or every
+    // root's; otherwise it is made in a new row at the end of `bits`, dropped
+    // again if it turns out to be one of those.
+    uint32_t made = row_of[inputs[0]], fresh = kNoRow;
+    bool grew = false;  // whether the fresh row holds more than `made`
+    for (size_t k = 1; k < inputs.size() && made != full; ++k) {
+      const uint32_t r = row_of[inputs[k]];
+      if (r == made) continue;
+      if (r == full) {
+        made = full;
+        break;
+      }
+      if (fresh == kNoRow) {
+        fresh = new_row();
+        std::copy(row(made), row(made) + words, row(fresh));
+      }
+      uint64_t* mine = row(fresh);
+      const uint64_t* theirs = row(r);
+      for (size_t w = 0; w < words; ++w) {
+        const uint64_t x = mine[w] | theirs[w];
+        grew = grew || x != mine[w];
+        mine[w] = x;
+      }
+    }
+    if (made != full && grew && !std::equal(row(fresh), row(fresh) + words, row(full))) {
+      made = fresh;
+      if (wanted.all_counts) row_count[made] = count_bits(row(made), words);
+    } else if (fresh != kNoRow) {
+      if (made != full && grew) made = full;
+      drop_last_row();
+    }
+    row_of[key] = made;
+    if (wanted.all_counts) out.counts[key] = row_count[row_of[key]];
   }
   if (!wanted.sets) return true;  // and the counts were taken everywhere
   // Sets are spelled out only at the sinks, sharing equal ones; a set is
@@ -173,19 +224,21 @@ bool connecting_by_bits(const OrderGraph& og, const Csr& deps, const Csr& dents,
   uint32_t last = UINT32_MAX;
   for (uint32_t i = 0; i < og.n; ++i) {
     if (og.removed[i] || !dents[i].empty() || deps[i].empty()) continue;
-    if (last != UINT32_MAX && std::equal(row(i), row(i) + words, row(last))) {
+    const uint64_t* bits_i = row(row_of[i]);
+    if (last != UINT32_MAX &&
+        (row_of[i] == row_of[last] || std::equal(bits_i, bits_i + words, row(row_of[last])))) {
       out.counts[i] = out.counts[last];
       out.sets[i] = out.sets[last];
       continue;
     }
     last = i;
-    if (!wanted.all_counts) out.counts[i] = count_bits(row(i), words);
-    auto [it, inserted] = dedup.try_emplace(absl::MakeConstSpan(row(i), words), nullptr);
+    if (!wanted.all_counts) out.counts[i] = count_bits(bits_i, words);
+    auto [it, inserted] = dedup.try_emplace(absl::MakeConstSpan(bits_i, words), nullptr);
     if (inserted) {
       std::vector<uint32_t> ids;
       ids.reserve(out.counts[i]);
       for (size_t w = 0; w < words; ++w) {
-        for (uint64_t b = row(i)[w]; b != 0; b &= b - 1) ids.push_back(roots[w * 64 + __builtin_ctzll(b)]);
+        for (uint64_t b = bits_i[w]; b != 0; b &= b - 1) ids.push_back(roots[w * 64 + __builtin_ctzll(b)]);
       }
       it->second = out.own(std::move(ids));
     }

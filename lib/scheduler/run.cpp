@@ -24,6 +24,25 @@ uint32_t RunState::priority(uint32_t task) const { return plan_->priority(task);
 
 namespace detail {
 
+namespace {
+
+// Counts `c` one down; true when that was the last. A count at 1 has one
+// count-down left, the caller's, so nobody else writes it: an acquiring load
+// (it sees the earlier count-downs and what came before them) and a plain
+// store do what the read-modify-write did. The lock-prefixed instruction costs
+// more than the rest of a tiny task's bookkeeping around it, and the last
+// count-down is every chain link's, half a binary reduction's, and one in
+// three of a 3-point stencil's.
+bool count_down(std::atomic<uint32_t>& c) {
+  if (c.load(std::memory_order_acquire) == 1) {
+    c.store(0, std::memory_order_relaxed);
+    return true;
+  }
+  return c.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+}  // namespace
+
 Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
     : RunState(plan, num_workers), plan_(plan), options_(options), limit_(options.memory_limit) {
   for (const Callbacks& cb : options.callbacks) {
@@ -223,8 +242,7 @@ bool Run::settle_plain_locked(Worker& w, const Settle& s) {
 void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
   const uint32_t nt = plan_.num_tasks();
   for (uint32_t d : plan_.dependencies(task)) {
-    const uint32_t left = uses_[d].fetch_sub(1, std::memory_order_acq_rel) - 1;
-    if (left != 0) continue;
+    if (!count_down(uses_[d])) continue;
     if (d < nt) {
       ++count;
       bytes += values_[d].nbytes();
@@ -236,7 +254,7 @@ void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
 // The dependents this completion made ready, sorted so the best priority is last.
 void Run::collect_ready(Worker& w, uint32_t task) {
   for (uint32_t s : plan_.dependents(task)) {
-    if (waiting_[s].fetch_sub(1, std::memory_order_acq_rel) == 1) w.ready.push_back(s);
+    if (count_down(waiting_[s])) w.ready.push_back(s);
   }
   if (w.ready.size() > 1) {
     std::sort(w.ready.begin(), w.ready.end(),
