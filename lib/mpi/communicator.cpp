@@ -8,6 +8,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "mpi/require.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::mpi {
@@ -19,11 +20,7 @@ constexpr int64_t kPiece = int64_t{1} << 30;
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator() {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      throw Error("tessera::mpi::world_communicator: MPI is not initialized (make a tessera::mpi::Environment first)");
-    }
+    detail::require_initialized("tessera::mpi::world_communicator");
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);

@@ -4,6 +4,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "mpi/require.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::mpi {
@@ -19,13 +20,13 @@ const char* thread_level_name(int level) {
   }
 }
 
-void require_initialized(const char* what) {
+}  // namespace
+
+void detail::require_initialized(const char* what) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) throw Error(absl::StrCat(what, ": MPI is not initialized (make a tessera::mpi::Environment first)"));
 }
-
-}  // namespace
 
 Environment::Environment(int& argc, char**& argv) : owns_(false) {
   int finalized = 0;
@@ -52,14 +53,14 @@ Environment::~Environment() {
 }
 
 int world_rank() {
-  require_initialized("tessera::mpi::world_rank");
+  detail::require_initialized("tessera::mpi::world_rank");
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank;
 }
 
 int world_size() {
-  require_initialized("tessera::mpi::world_size");
+  detail::require_initialized("tessera::mpi::world_size");
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
