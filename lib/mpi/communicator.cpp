@@ -6,7 +6,6 @@
 #include <climits>
 #include <vector>
 
-#include <absl/strings/str_cat.h>
 
 #include "mpi/require.hpp"
 #include "tessera/graph/error.hpp"
