@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -129,7 +130,7 @@ std::vector<int64_t> block_of(const ta::Chunks& chunks, int64_t n) {
 // The inner chunks of a shard file's bytes, in C order, as (offset, size) pairs
 // (size 0: not written): its index (little-endian uint64 offset, nbytes pairs, then a
 // crc32c) is at the end.
-std::vector<std::pair<size_t, size_t>> inner_chunks(const std::string& bytes, int64_t inner) {
+std::vector<std::pair<size_t, size_t>> inner_chunks(std::string_view bytes, int64_t inner) {
   std::vector<std::pair<size_t, size_t>> out;
   const size_t index_at = bytes.size() - static_cast<size_t>(inner) * 16 - 4;
   for (int64_t i = 0; i < inner; ++i) {
@@ -266,7 +267,7 @@ int io_limit(const std::string& path, int threads, int repeats) {
         std::vector<int64_t> origin(3);
         for (size_t a = 0; a < 3; ++a) origin[a] = block[a] * z.chunk_shape()[a];
         if (per_shard == 1) return place(t, file[t].data(), origin[0], origin[1], origin[2]);
-        const std::string bytes(file[t].data(), size);  // (the index parser takes a string; one copy per shard)
+        const std::string_view bytes(file[t].data(), size);
         const auto spans = inner_chunks(bytes, per_shard);
         const int64_t ny = z.chunk_shape()[1] / inner[1], nx = z.chunk_shape()[2] / inner[2];
         for (int64_t i = 0; i < per_shard; ++i) {
