@@ -6,7 +6,8 @@
 #                        (zarr-python 2.13 writes v2 only)
 #   roundtrip-sync SRC THREADS DST   the same, then os.sync(): on the disk, as tessera leaves its output
 #   measure NAME CASE WORKERS REPEATS CMD...   runs CMD REPEATS times (removing the last argument,
-#                        its output, before each); prints its best and median seconds and peak RSS
+#                        its output, before each); prints its best and median seconds, its least CPU
+#                        seconds (user + system) and peak RSS
 #                        (its output's sum: bench_zarr sum)
 import resource, shutil, subprocess, sys, time
 import numpy as np
@@ -53,18 +54,20 @@ def roundtrip(src, threads, dst, sync):
 
 
 def measure(name, case, workers, repeats, cmd):
-    times = []
+    times, cpus = [], []
     for _ in range(repeats):
         shutil.rmtree(cmd[-1], ignore_errors=True)
-        t0 = time.perf_counter()
+        t0, u0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         rc = subprocess.run(cmd).returncode
+        u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append(time.perf_counter() - t0)
+        cpus.append(u1.ru_utime + u1.ru_stime - u0.ru_utime - u0.ru_stime)
         if rc != 0:
             sys.exit(f"{name}: {' '.join(cmd)} failed with status {rc}")
     times.sort()
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"{name} case={case} workers={workers} best={times[0]:.4f} median={times[len(times) // 2]:.4f} "
-          f"peak_rss_mib={peak:.0f}", flush=True)
+          f"cpu={min(cpus):.4f} peak_rss_mib={peak:.0f}", flush=True)
 
 
 if __name__ == '__main__':

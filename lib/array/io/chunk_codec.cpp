@@ -13,6 +13,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/core/strided.hpp"
+#include "array/io/bus_guard.hpp"
 
 namespace tessera::array::zarr::detail {
 namespace {
@@ -83,15 +84,31 @@ class Pipeline final : public ChunkCodec {
   }
 
   EncodedChunk encode(const NDArray& chunk) const override {
-    Buffer raw = fresh(nbytes_);
-    NDArray(raw, s_.dtype, s_.chunk_shape, strides_, 0).assign(chunk);
-    if (s_.big_endian) byteswap(raw.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
-    EncodedChunk cur{raw, nbytes_};
+    // A chunk already in the stored layout (a rechunked slice, a block read
+    // whole) goes to the first codec as it is: copying it first would cost a
+    // pass over every byte written. Not a mapped file's bytes, though: a codec
+    // reading them would meet a SIGBUS unguarded if the file shrank; the copy
+    // (assign) guards its reads.
+    const bool in_place = !s_.codecs.empty() && !s_.big_endian && chunk.strides() == strides_ &&
+                          chunk.shape() == s_.chunk_shape && chunk.dtype() == s_.dtype &&
+                          array::detail::mapped_path_of(chunk.data()).empty();
+    EncodedChunk cur;
+    Bytes in;
+    if (in_place) {
+      in = Bytes(chunk.data(), nbytes_);
+    } else {
+      Buffer raw = fresh(nbytes_);
+      NDArray(raw, s_.dtype, s_.chunk_shape, strides_, 0).assign(chunk);
+      if (s_.big_endian) byteswap(raw.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
+      cur = {raw, nbytes_};
+      in = cur.bytes();
+    }
     for (const codec::CodecPtr& c : s_.codecs) {
-      const size_t bound = c->encode_bound(cur.size);
+      const size_t bound = c->encode_bound(in.size());
       Buffer next = fresh(bound);
-      const size_t n = c->encode(cur.bytes(), MutableBytes(next.data(), bound));
+      const size_t n = c->encode(in, MutableBytes(next.data(), bound));
       cur = {next, n};
+      in = cur.bytes();
     }
     return cur;
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <utility>
 
+#include <absl/strings/str_cat.h>
+
 #include "array/support.hpp"
 #include "python_peer.hpp"
 #include "tessera/array/array.hpp"
@@ -323,6 +325,44 @@ zarr.open(f'{d}/raw', mode='w', shape=(4,), chunks=(2,), dtype='<f8', compressor
   REQUIRE_THROWS_WITH_AS(zarr::open(dir / "raw"), doctest::Contains("codec 'lzma': raw streams (format 3)"),
                          StorageError);
   REQUIRE_THROWS_WITH_AS(zarr::open(dir / "quantize"), doctest::Contains("supported: blosc, zstd"), StorageError);
+}
+
+// A chunk already laid out as stored goes to the compressor from its own memory;
+// one that is not (strided, transposed) or that is a mapped file's bytes is copied
+// first. Each way, the chunk read back is the one written, and the source is untouched.
+TEST_CASE("zarr: chunks encode from their own memory or from a copy, each way the same values") {
+  TempDir dir;
+  const NDArray big = pattern_array(DType::int32(), {3, 4, 6});
+  const NDArray before = big.copy();
+  for (int format : {2, 3}) {
+    for (const char* spec : {"zstd:3", "blosc:lz4:5:shuffle"}) {
+      CAPTURE(format);
+      CAPTURE(spec);
+      const std::string path = dir / absl::StrCat("z", format, "-", spec);
+      const zarr::Store z = zarr::create(path, DType::int32(), {2, 4, 3}, {1, 4, 3}, Scalar(0),
+                                         {.zarr_format = format, .codec = spec});
+      // In the stored layout, at an offset inside a bigger buffer (the middle plane of three).
+      const NDArray planes = big.slice({Slice(), Slice(), Slice(0, 3)}).copy();
+      const NDArray contiguous = planes.slice({Slice(1, 2), Slice(), Slice()});
+      REQUIRE(contiguous.offset() != 0);
+      z.write_chunk({0, 0, 0}, contiguous);
+      CHECK(array_equal(z.read_chunk({0, 0, 0}), contiguous));
+      // Strided (every other column): copied into the stored layout first.
+      const NDArray strided = big.slice({Slice(2, 3), Slice(), Slice(0, 6, 2)});
+      z.write_chunk({1, 0, 0}, strided);
+      CHECK(array_equal(z.read_chunk({1, 0, 0}), strided));
+      CHECK(array_equal(big, before));
+    }
+  }
+  // A mapped file's chunk (a raw store's, mapped by read_chunk when big enough) is copied under the guard.
+  const int64_t n = static_cast<int64_t>(zarr::Store::kMapChunkBytes / 4);
+  const zarr::Store raw = zarr::create(dir / "raw", DType::int32(), {1, n}, {1, n});
+  raw.write_chunk({0, 0}, pattern_array(DType::int32(), {1, n}));
+  const NDArray mapped = zarr::open(dir / "raw").read_chunk({0, 0});
+  REQUIRE(!mapped.writable());  // a read-only mapping of the file
+  const zarr::Store packed = zarr::create(dir / "packed", DType::int32(), {1, n}, {1, n}, Scalar(0), {.codec = "zstd:1"});
+  packed.write_chunk({0, 0}, mapped);
+  CHECK(array_equal(packed.read_chunk({0, 0}), pattern_array(DType::int32(), {1, n})));
 }
 
 TEST_CASE("zarr v2: a corrupt or truncated compressed chunk is an error naming the chunk, never zeros") {
