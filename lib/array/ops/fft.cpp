@@ -1,12 +1,16 @@
-// FFTs of Arrays: the per-block kernel over Eigen's FFT module, and the layers
-// that make each transformed axis one chunk before transforming block by block.
+// FFTs of Arrays: the per-block kernel, and the layers that make each
+// transformed axis one chunk before transforming block by block.
 //
 // A block is seen as (outer, m, inner): the transformed axis between the axes
-// before it and after it. When inner is 1 each line is contiguous and goes to
-// the FFT as it lies. Otherwise lines are strided, and reading them one by one
-// would touch one cache line per element; the kernel gathers a panel of
-// kPanel neighbouring lines at once (each row of the panel one contiguous run),
-// transforms them, and scatters them back the same way.
+// before it and after it. Lengths whose prime factors are at most 13 go to
+// fft_lanes.hpp's kernel, several lines at once, one per SIMD lane (faster than
+// kissfft line by line, and strided lines need no separate transpose). Other
+// lengths, and irfft, go line by line through Eigen's FFT module: when inner is
+// 1 each line is contiguous and goes to the FFT as it lies. Otherwise lines are
+// strided, and reading them one by one would touch one cache line per element;
+// the kernel gathers a panel of kPanel neighbouring lines at once (each row of
+// the panel one contiguous run), transforms them, and scatters them back the
+// same way.
 #include "tessera/array/ops/fft.hpp"
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include <complex>
 #include <cstring>
 #include <map>
+#include <numbers>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,6 +30,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
+#include "array/ops/fft_lanes.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
@@ -123,6 +129,103 @@ struct LineFft {
   }
 };
 
+// The lines of a block seen as (outer, m, inner), the axis in the middle: line
+// t = o inner + j starts at o m inner + j in the input, o len inner + j in the
+// output, and its points are `inner` apart in both.
+struct Lines {
+  int64_t outer, m, inner, len;
+  int64_t count() const { return outer * inner; }
+  int64_t in_start(int64_t t) const { return (t / inner) * m * inner + t % inner; }
+  int64_t out_start(int64_t t) const { return (t / inner) * len * inner + t % inner; }
+};
+
+// Transforms every line with LaneFft, kLanes lines at a time (one per lane):
+// each panel gathers its lines' points into split real and imaginary planes,
+// runs the passes there and scatters the scaled result. A real forward
+// transform of even n packs x[2k] + i x[2k+1] into a complex line of n / 2
+// points and untangles the two halves after. Returns false, doing nothing, for
+// a length LaneFft does not handle and for irfft (both stay on kissfft).
+template <class R, class In, class Out>
+bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kind, int64_t n, int64_t copied, R scale) {
+  using Plan = detail::LaneFft<R>;
+  using V = typename Plan::V;
+  constexpr int64_t L = Plan::kLanes;
+  if (kind == FftKind::inverse_real) return false;
+  const bool packed = kind == FftKind::real && n % 2 == 0 && Plan::supports(n / 2);
+  const int64_t size = packed ? n / 2 : n;
+  if (!packed && !Plan::supports(n)) return false;
+  const Plan plan(size, kind == FftKind::inverse);
+  // The planes hold n points (packed: n / 2 + 1 untangled ones) of L lanes.
+  const auto planes = static_cast<size_t>(std::max<int64_t>(n, 2));
+  std::vector<V> re(planes), im(planes), work_re(planes), work_im(planes);
+  R* pr = reinterpret_cast<R*>(re.data());  // vector types alias their element type
+  R* pi = reinterpret_cast<R*>(im.data());
+  // Twiddles of the untangling: w_n^k for k <= n / 2.
+  std::vector<R> tw_re, tw_im;
+  if (packed) {
+    for (int64_t k = 0; k <= size; ++k) {
+      const double a = -2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+      tw_re.push_back(static_cast<R>(std::cos(a)));
+      tw_im.push_back(static_cast<R>(std::sin(a)));
+    }
+  }
+  const int64_t inner = lines.inner;
+  int64_t in_start[L], out_start[L];
+  for (int64_t t0 = 0; t0 < lines.count(); t0 += L) {
+    const int64_t w = std::min(L, lines.count() - t0);
+    for (int64_t l = 0; l < w; ++l) {
+      in_start[l] = lines.in_start(t0 + l);
+      out_start[l] = lines.out_start(t0 + l);
+    }
+    // Lanes past w and points past `copied` (zero padding) are zeros.
+    std::fill(re.begin(), re.end(), V{});
+    std::fill(im.begin(), im.end(), V{});
+    for (int64_t i = 0; i < copied; ++i) {
+      const int64_t at = i * inner;
+      if constexpr (std::is_same_v<In, R>) {
+        R* plane = packed && i % 2 ? pi : pr;
+        const int64_t point = packed ? i / 2 : i;
+        for (int64_t l = 0; l < w; ++l) plane[point * L + l] = src[in_start[l] + at];
+      } else {
+        for (int64_t l = 0; l < w; ++l) {
+          pr[i * L + l] = src[in_start[l] + at].real();
+          pi[i * L + l] = src[in_start[l] + at].imag();
+        }
+      }
+    }
+    auto [yr, yi] = plan.run(re.data(), im.data(), work_re.data(), work_im.data());
+    if (packed) {
+      // Z = FFT(z): X[k] = E + w_n^k O with E = (Z[k] + conj Z[h-k]) / 2 and
+      // O = -i (Z[k] - conj Z[h-k]) / 2, indices mod h; written to the other planes.
+      V* xr = yr == re.data() ? work_re.data() : re.data();
+      V* xi = yr == re.data() ? work_im.data() : im.data();
+      const R half = R(0.5);
+      for (int64_t k = 0; k <= size; ++k) {
+        const int64_t a = k % size, b = (size - k) % size;
+        const V er = (yr[a] + yr[b]) * half, ei = (yi[a] - yi[b]) * half;
+        const V or_ = (yi[a] + yi[b]) * half, oi = (yr[b] - yr[a]) * half;
+        xr[k] = er + or_ * tw_re[k] - oi * tw_im[k];
+        xi[k] = ei + or_ * tw_im[k] + oi * tw_re[k];
+      }
+      yr = xr;
+      yi = xi;
+    }
+    const R* outr = reinterpret_cast<const R*>(yr);
+    const R* outi = reinterpret_cast<const R*>(yi);
+    for (int64_t k = 0; k < lines.len; ++k) {
+      const int64_t at = k * inner;
+      for (int64_t l = 0; l < w; ++l) {
+        if constexpr (std::is_same_v<Out, R>) {
+          dst[out_start[l] + at] = outr[k * L + l] * scale;  // not reached: irfft stays on kissfft
+        } else {
+          dst[out_start[l] + at] = Out(outr[k * L + l] * scale, outi[k * L + l] * scale);
+        }
+      }
+    }
+  }
+  return true;
+}
+
 // Transforms every line of `in` (C-contiguous, of type In) along `axis` into
 // `out` (C-contiguous, of type Out). The element types are template parameters
 // so the panels' gathers and scatters are plain typed moves.
@@ -137,6 +240,9 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   const auto* src = reinterpret_cast<const In*>(in.data());
   auto* dst = reinterpret_cast<Out*>(out.data());
   if (outer * inner == 0) return;
+  if (transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind, n, copied, scale_of<R>(kind, norm, n))) {
+    return;
+  }
   LineFft<R> line(kind, n, norm);
   const int64_t panel = inner == 1 ? 1 : std::min(kPanel, inner);
   // Panel buffers: `panel` input lines of `points` values, output lines of `len`.

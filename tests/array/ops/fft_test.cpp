@@ -122,6 +122,38 @@ TEST_CASE("long lines, strided panels and lengths with large prime factors equal
   }
 }
 
+TEST_CASE("lines in lanes: odd, packed, cropped and padded lengths of small primes equal numpy's" *
+          python_peer::needed()) {
+  // (45, 26): 45 = 3 * 3 * 5 and 26 = 2 * 13 go through the lane kernel, several
+  // lines at once. Axis 0 has 26 strided lines (not a multiple of the lanes),
+  // axis 1 has 45 contiguous ones; rfft of 26 packs 13 complex points, rfft of
+  // 45 (odd) takes the full complex transform, n = 22 crops to 2 * 11 and n = 34
+  // pads to 2 * 17, whose factor 17 goes back to kissfft.
+  std::mt19937_64 rng(5);
+  for (DType d : {DType::float32(), DType::complex64(), DType::float64(), DType::complex128()}) {
+    INFO(d.name());
+    TempDir dir;
+    npy::save(dir / "a.npy", random_block(d, {45, 26}, rng));
+    npy::save(dir / "b.npy", random_block(d, {45, 26}, rng));
+    const Array x = from_npy(dir / "a.npy", {7, 10});
+    std::vector<Expected> items = {
+        {"c0", numpy_result("np.fft.fft(a, axis=0)", d, false), fft(x, {.axis = 0})},
+        {"c1", numpy_result("np.fft.fft(a, axis=1)", d, false), fft(x, {.axis = 1})},
+        {"i0", numpy_result("np.fft.ifft(a, axis=0, norm='ortho')", d, false),
+         ifft(x, {.axis = 0, .norm = FftNorm::ortho})},
+        {"p0", numpy_result("np.fft.fft(a, axis=0, n=60)", d, false), fft(x, {.n = 60, .axis = 0})},
+    };
+    if (!d.is_complex()) {
+      items.push_back({"r1", numpy_result("np.fft.rfft(a, axis=1)", d, false), rfft(x, {.axis = 1})});
+      items.push_back({"r0", numpy_result("np.fft.rfft(a, axis=0)", d, false), rfft(x, {.axis = 0})});
+      items.push_back({"rc", numpy_result("np.fft.rfft(a, n=22, norm='forward')", d, false),
+                       rfft(x, {.n = 22, .norm = FftNorm::forward})});
+      items.push_back({"rp", numpy_result("np.fft.rfft(a, axis=0, n=34)", d, false), rfft(x, {.n = 34, .axis = 0})});
+    }
+    check_all(dir, items);
+  }
+}
+
 TEST_CASE("a transform makes its axis one chunk and keeps the other axes' chunks") {
   const Array x = zeros({20, 30}, {7, 8});
   const Array f = fft(x, {.axis = 0});
