@@ -177,21 +177,39 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
       in_start[l] = lines.in_start(t0 + l);
       out_start[l] = lines.out_start(t0 + l);
     }
-    // Lanes past w and points past `copied` (zero padding) are zeros.
-    std::fill(re.begin(), re.end(), V{});
-    std::fill(im.begin(), im.end(), V{});
-    for (int64_t i = 0; i < copied; ++i) {
-      const int64_t at = i * inner;
-      if constexpr (std::is_same_v<In, R>) {
-        R* plane = packed && i % 2 ? pi : pr;
-        const int64_t point = packed ? i / 2 : i;
-        for (int64_t l = 0; l < w; ++l) plane[point * L + l] = src[in_start[l] + at];
-      } else {
-        for (int64_t l = 0; l < w; ++l) {
-          pr[i * L + l] = src[in_start[l] + at].real();
-          pi[i * L + l] = src[in_start[l] + at].imag();
+    // Lanes past w (a last, narrower panel) and points past `copied` (zero
+    // padding) are zeros; the planes hold the previous panel's values.
+    // Real input not packed reads no imaginary parts at all.
+    const int64_t first_unread = w < L ? 0 : packed ? copied / 2 : copied;
+    const bool real_only = std::is_same_v<In, R> && !packed;
+    std::fill(re.begin() + first_unread, re.begin() + size, V{});
+    std::fill(im.begin() + (real_only ? 0 : first_unread), im.begin() + size, V{});
+    // The lanes' points: by their table, or (a panel of neighbouring columns)
+    // one run from the first; a full panel's lane count is a constant, so the
+    // moves unroll.
+    auto by_table = [&](const int64_t* start) { return [start](int64_t l) { return start[l]; }; };
+    auto by_run = [&](const int64_t* start) { return [first = start[0]](int64_t l) { return first + l; }; };
+    auto gather = [&](auto lane_at, auto lanes) {
+      for (int64_t i = 0; i < copied; ++i) {
+        const In* p = src + i * inner;
+        if constexpr (std::is_same_v<In, R>) {
+          R* plane = (packed && i % 2 ? pi : pr) + (packed ? i / 2 : i) * L;
+          for (int64_t l = 0; l < lanes; ++l) plane[l] = p[lane_at(l)];
+        } else {
+          for (int64_t l = 0; l < lanes; ++l) {
+            pr[i * L + l] = p[lane_at(l)].real();
+            pi[i * L + l] = p[lane_at(l)].imag();
+          }
         }
       }
+    };
+    const std::integral_constant<int64_t, L> all;
+    if (w < L) {
+      gather(by_table(in_start), w);
+    } else if (in_start[L - 1] - in_start[0] == L - 1) {
+      gather(by_run(in_start), all);
+    } else {
+      gather(by_table(in_start), all);
     }
     auto [yr, yi] = plan.run(re.data(), im.data(), work_re.data(), work_im.data());
     if (packed) {
@@ -212,15 +230,24 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
     }
     const R* outr = reinterpret_cast<const R*>(yr);
     const R* outi = reinterpret_cast<const R*>(yi);
-    for (int64_t k = 0; k < lines.len; ++k) {
-      const int64_t at = k * inner;
-      for (int64_t l = 0; l < w; ++l) {
-        if constexpr (std::is_same_v<Out, R>) {
-          dst[out_start[l] + at] = outr[k * L + l] * scale;  // not reached: irfft stays on kissfft
-        } else {
-          dst[out_start[l] + at] = Out(outr[k * L + l] * scale, outi[k * L + l] * scale);
+    auto scatter = [&](auto lane_at, auto lanes) {
+      for (int64_t k = 0; k < lines.len; ++k) {
+        Out* p = dst + k * inner;
+        for (int64_t l = 0; l < lanes; ++l) {
+          if constexpr (std::is_same_v<Out, R>) {
+            p[lane_at(l)] = outr[k * L + l] * scale;  // not reached: irfft stays on kissfft
+          } else {
+            p[lane_at(l)] = Out(outr[k * L + l] * scale, outi[k * L + l] * scale);
+          }
         }
       }
+    };
+    if (w < L) {
+      scatter(by_table(out_start), w);
+    } else if (out_start[L - 1] - out_start[0] == L - 1) {
+      scatter(by_run(out_start), all);
+    } else {
+      scatter(by_table(out_start), all);
     }
   }
   return true;
