@@ -194,7 +194,8 @@ Radial radial_partial(const ta::NDArray& block, int64_t col0, const Binning& b) 
     const double fy = static_cast<double>(ky) / static_cast<double>(b.rows);
     const std::complex<float>* row = x + i * width;
     for (int64_t j = 0; j < width; ++j) {
-      const auto bin = static_cast<size_t>(std::lround(std::sqrt(fy * fy + fx2[j]) * b.scale));
+      // Rounds a non-negative value; std::lround is a libm call per element.
+      const auto bin = static_cast<size_t>(std::sqrt(fy * fy + fx2[j]) * b.scale + 0.5);
       r.power[bin] += weight[j] * std::norm(row[j]);
       r.count[bin] += weight[j];
     }
