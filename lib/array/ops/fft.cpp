@@ -189,9 +189,18 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
     // moves unroll.
     auto by_table = [&](const int64_t* start) { return [start](int64_t l) { return start[l]; }; };
     auto by_run = [&](const int64_t* start) { return [first = start[0]](int64_t l) { return first + l; }; };
+    // Strided lines: a panel reads a few bytes of every row, each on a new page
+    // where the hardware prefetcher does not follow, so each read would wait
+    // for memory; asking kAhead rows ahead overlaps those waits.
+    constexpr int64_t kAhead = 8;
+    const bool strided = inner > 1;
     auto gather = [&](auto lane_at, auto lanes) {
       for (int64_t i = 0; i < copied; ++i) {
         const In* p = src + i * inner;
+        if (strided && i + kAhead < copied) {
+          __builtin_prefetch(p + kAhead * inner + lane_at(0));
+          __builtin_prefetch(p + kAhead * inner + lane_at(lanes - 1));
+        }
         if constexpr (std::is_same_v<In, R>) {
           R* plane = (packed && i % 2 ? pi : pr) + (packed ? i / 2 : i) * L;
           for (int64_t l = 0; l < lanes; ++l) plane[l] = p[lane_at(l)];
@@ -233,6 +242,10 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
     auto scatter = [&](auto lane_at, auto lanes) {
       for (int64_t k = 0; k < lines.len; ++k) {
         Out* p = dst + k * inner;
+        if (strided && k + kAhead < lines.len) {
+          __builtin_prefetch(p + kAhead * inner + lane_at(0), 1);
+          __builtin_prefetch(p + kAhead * inner + lane_at(lanes - 1), 1);
+        }
         for (int64_t l = 0; l < lanes; ++l) {
           if constexpr (std::is_same_v<Out, R>) {
             p[lane_at(l)] = outr[k * L + l] * scale;  // not reached: irfft stays on kissfft
