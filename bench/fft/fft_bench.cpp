@@ -1,5 +1,6 @@
-// bench_fft: tessera's FFT kernel (Eigen's FFT module, kissfft inside) on the
-// sizes bench/peers/fft_dask.py gives numpy.fft (pocketfft), one thread each;
+// bench_fft: tessera's FFT kernel (several lines at once in SIMD lanes for
+// lengths of small prime factors, as all these are; kissfft line by line for
+// the rest) on the sizes bench/peers/fft_dask.py gives numpy.fft, one thread each;
 // prints `NAME tessera=SECONDS` per case, best of 3. bench/fft/run.sh pairs the two.
 #include <chrono>
 #include <complex>

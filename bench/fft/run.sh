@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The FFT side by side, in one run:
-#  1. kernels: tessera's block FFT (Eigen's FFT module, kissfft inside) against
-#     numpy.fft (pocketfft) on the same sizes, one thread each, best of 3;
+#  1. kernels: tessera's block FFT (lines in SIMD lanes for lengths of small
+#     prime factors, kissfft for the rest) against numpy.fft (pocketfft) on the
+#     same sizes, one thread each, best of 3;
 #  2. the workflow of scripts/demo's steps 2 and 3 (rfft along rows written into
 #     a column-chunked scratch zarr, fft along columns, radial power spectrum) on
 #     one generated image of SIZE: `demo --input` under --max-mem 512MiB at 2
