@@ -212,14 +212,18 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
         }
       }
     };
-    const std::integral_constant<int64_t, L> all;
-    if (w < L) {
-      gather(by_table(in_start), w);
-    } else if (in_start[L - 1] - in_start[0] == L - 1) {
-      gather(by_run(in_start), all);
-    } else {
-      gather(by_table(in_start), all);
-    }
+    // Calls move(lane_at, lanes) with the lanes' positions from `start`.
+    auto over_lanes = [&](const int64_t* start, auto move) {
+      const std::integral_constant<int64_t, L> all;
+      if (w < L) {
+        move(by_table(start), w);
+      } else if (start[L - 1] - start[0] == L - 1) {
+        move(by_run(start), all);
+      } else {
+        move(by_table(start), all);
+      }
+    };
+    over_lanes(in_start, gather);
     auto [yr, yi] = plan.run(re.data(), im.data(), work_re.data(), work_im.data());
     if (packed) {
       // Z = FFT(z): X[k] = E + w_n^k O with E = (Z[k] + conj Z[h-k]) / 2 and
@@ -255,13 +259,7 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
         }
       }
     };
-    if (w < L) {
-      scatter(by_table(out_start), w);
-    } else if (out_start[L - 1] - out_start[0] == L - 1) {
-      scatter(by_run(out_start), all);
-    } else {
-      scatter(by_table(out_start), all);
-    }
+    over_lanes(out_start, scatter);
   }
   return true;
 }
