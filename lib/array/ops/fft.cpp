@@ -4,9 +4,10 @@
 // A block is seen as (outer, m, inner): the transformed axis between the axes
 // before it and after it. Lengths whose prime factors are at most 13 go to
 // fft_lanes.hpp's kernel, several lines at once, one per SIMD lane (faster than
-// kissfft line by line, and strided lines need no separate transpose). Other
-// lengths, and irfft, go line by line through Eigen's FFT module: when inner is
-// 1 each line is contiguous and goes to the FFT as it lies. Otherwise lines are
+// kissfft line by line, and strided lines need no separate transpose) but
+// where fft_kernel_for says otherwise. Other lengths, and irfft, go line by
+// line through Eigen's FFT module: when inner is 1 each line is contiguous and
+// goes to the FFT as it lies. Otherwise lines are
 // strided, and reading them one by one would touch one cache line per element;
 // the kernel gathers a panel of kPanel neighbouring lines at once (each row of
 // the panel one contiguous run), transforms them, and scatters them back the
@@ -30,6 +31,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
+#include "array/ops/fft_kernel.hpp"
 #include "array/ops/fft_lanes.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
@@ -268,7 +270,8 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
 // `out` (C-contiguous, of type Out). The element types are template parameters
 // so the panels' gathers and scatters are plain typed moves.
 template <class R, class In, class Out>
-void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm,
+                     detail::FftKernel kernel) {
   const Shape& shape = in.shape();
   int64_t outer = 1, inner = 1;
   for (size_t k = 0; k < axis; ++k) outer *= shape[k];
@@ -278,7 +281,9 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   const auto* src = reinterpret_cast<const In*>(in.data());
   auto* dst = reinterpret_cast<Out*>(out.data());
   if (outer * inner == 0) return;
-  if (transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind, n, copied, scale_of<R>(kind, norm, n))) {
+  if (kernel == detail::FftKernel::automatic) kernel = detail::fft_kernel_for(kind, in.dtype(), n, shape, axis);
+  if (kernel == detail::FftKernel::lanes &&
+      transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind, n, copied, scale_of<R>(kind, norm, n))) {
     return;
   }
   LineFft<R> line(kind, n, norm);
@@ -310,15 +315,16 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
 }
 
 template <class R>
-void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm,
+                     detail::FftKernel kernel) {
   using C = std::complex<R>;
   switch (kind) {
-    case FftKind::real: return transform_lines<R, R, C>(in, out, kind, axis, n, norm);
-    case FftKind::inverse_real: return transform_lines<R, C, R>(in, out, kind, axis, n, norm);
+    case FftKind::real: return transform_lines<R, R, C>(in, out, kind, axis, n, norm, kernel);
+    case FftKind::inverse_real: return transform_lines<R, C, R>(in, out, kind, axis, n, norm, kernel);
     case FftKind::forward:
     case FftKind::inverse: break;
   }
-  transform_lines<R, C, C>(in, out, kind, axis, n, norm);
+  transform_lines<R, C, C>(in, out, kind, axis, n, norm, kernel);
 }
 
 Array transform(const Array& x, FftKind kind, const FftOptions& o) {
@@ -383,18 +389,43 @@ DType fft_result_dtype(FftKind kind, DType in) {
   return single ? DType::complex64() : DType::complex128();
 }
 
-NDArray fft_block(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype) {
+// The lanes unless bench/fft finds them short of the 1.2x margin a hand-written
+// kernel must keep over Eigen's: real double-precision rows lying contiguous
+// (two lanes wide, and a transpose to gather them) whose length mixes the
+// radices 4, 3 and 5 and no larger prime, where kissfft has butterflies of its own.
+detail::FftKernel detail::fft_kernel_for(FftKind kind, DType dtype, int64_t n, const Shape& shape, size_t axis) {
+  using Plan = detail::LaneFft<float>;  // the same lengths in either precision
+  const bool handled = kind != FftKind::inverse_real &&
+                       (Plan::supports(n) || (kind == FftKind::real && n % 2 == 0 && Plan::supports(n / 2)));
+  if (!handled) return FftKernel::eigen;
+  int64_t inner = 1;
+  for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+  int64_t rest = n;
+  for (int64_t p : {2, 3, 5}) {
+    while (rest % p == 0) rest /= p;
+  }
+  const bool kissfft_radices = rest == 1 && n % 60 == 0;
+  if (kind == FftKind::real && !is_single(dtype) && inner == 1 && kissfft_radices) return FftKernel::eigen;
+  return FftKernel::lanes;
+}
+
+NDArray detail::fft_block_with(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype,
+                               FftKernel kernel) {
   const DType work = work_dtype(kind, block.dtype());
   const NDArray in = block.dtype() == work ? (block.is_c_contiguous() ? block : block.copy()) : block.astype(work);
   Shape shape = block.shape();
   shape[axis] = output_length(kind, n);
   NDArray out = NDArray::empty(fft_result_dtype(kind, block.dtype()), shape);
   if (is_single(work)) {
-    transform_lines<float>(in, out, kind, axis, n, norm);
+    transform_lines<float>(in, out, kind, axis, n, norm, kernel);
   } else {
-    transform_lines<double>(in, out, kind, axis, n, norm);
+    transform_lines<double>(in, out, kind, axis, n, norm, kernel);
   }
   return out.dtype() == out_dtype ? out : out.astype(out_dtype);
+}
+
+NDArray fft_block(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype) {
+  return detail::fft_block_with(block, kind, axis, n, norm, out_dtype, detail::FftKernel::automatic);
 }
 
 Array fft(const Array& x, const FftOptions& options) { return transform(x, FftKind::forward, options); }

@@ -9,6 +9,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/ops/fft_kernel.hpp"
 #include "array/ops/numpy_check.hpp"
 #include "python_peer.hpp"
 #include "tessera/array/array.hpp"
@@ -151,6 +152,44 @@ TEST_CASE("lines in lanes: odd, packed, cropped and padded lengths of small prim
       items.push_back({"rp", numpy_result("np.fft.rfft(a, axis=0, n=34)", d, false), rfft(x, {.n = 34, .axis = 0})});
     }
     check_all(dir, items);
+  }
+}
+
+TEST_CASE("the lane kernel serves small-prime lengths but contiguous float64 rfft of 4 * 3 * 5 multiples") {
+  using detail::FftKernel;
+  using detail::fft_kernel_for;
+  const DType f32 = DType::float32(), f64 = DType::float64(), c128 = DType::complex128();
+  CHECK(fft_kernel_for(FftKind::real, f32, 3000, {10, 3000}, 1) == FftKernel::lanes);
+  CHECK(fft_kernel_for(FftKind::real, f64, 3000, {10, 3000}, 1) == FftKernel::eigen);
+  CHECK(fft_kernel_for(FftKind::real, f64, 3000, {3000, 10}, 0) == FftKernel::lanes);  // strided lines
+  CHECK(fft_kernel_for(FftKind::real, f64, 2048, {10, 2048}, 1) == FftKernel::lanes);
+  CHECK(fft_kernel_for(FftKind::real, f64, 3120, {10, 3120}, 1) == FftKernel::lanes);  // 3120 = 16 * 3 * 5 * 13
+  CHECK(fft_kernel_for(FftKind::forward, c128, 3000, {10, 3000}, 1) == FftKernel::lanes);
+  CHECK(fft_kernel_for(FftKind::forward, c128, 34, {10, 34}, 1) == FftKernel::eigen);  // 2 * 17
+  CHECK(fft_kernel_for(FftKind::inverse_real, c128, 26, {10, 14}, 1) == FftKernel::eigen);
+}
+
+TEST_CASE("the lane kernel and Eigen's FFT give the same transform") {
+  std::mt19937_64 rng(7);
+  for (DType d : {DType::float32(), DType::complex128()}) {
+    INFO(d.name());
+    const NDArray a = random_block(d, {12, 180}, rng);
+    const FftKind kind = d.is_complex() ? FftKind::forward : FftKind::real;
+    const DType out = fft_result_dtype(kind, d);
+    for (size_t axis : {0, 1}) {
+      const int64_t n = a.shape()[axis];
+      const NDArray lanes = detail::fft_block_with(a, kind, axis, n, FftNorm::ortho, out, detail::FftKernel::lanes);
+      const NDArray eigen = detail::fft_block_with(a, kind, axis, n, FftNorm::ortho, out, detail::FftKernel::eigen);
+      REQUIRE(lanes.shape() == eigen.shape());
+      const double tolerance = d == DType::float32() ? 1e-4 : 1e-12;
+      dispatch(out, [&]<class T>() {
+        if constexpr (requires { typename T::value_type; }) {
+          for (int64_t i = 0; i < lanes.size(); ++i) {
+            CHECK(std::abs(lanes.data<T>()[i] - eigen.data<T>()[i]) < tolerance);
+          }
+        }
+      });
+    }
   }
 }
 

@@ -7,7 +7,8 @@
 // transform larger than memory runs: rows first, then a rechunk from rows to
 // columns, then columns. Lengths whose prime factors are at most 13 are
 // transformed several lines at once, one per SIMD lane (Stockham passes of
-// radix 4, 2, 3, 5, 7, 11, 13); other lengths and irfft go through Eigen's FFT
+// radix 4, 2, 3, 5, 7, 11, 13), where bench/fft shows that faster than Eigen's
+// FFT by 1.2x or more; other lengths and irfft go through Eigen's FFT
 // module (kissfft inside, BSD-licensed), whose generic butterfly costs n times
 // the largest prime factor of n.
 //
