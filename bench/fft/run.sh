@@ -6,7 +6,8 @@
 #     best of 3, with the kernel fft_block uses for each case;
 #  2. the workflow of scripts/demo's steps 2 and 3 (rfft along rows written into
 #     a column-chunked scratch zarr, fft along columns, radial power spectrum) on
-#     one generated image of SIZE: `demo --input` under --max-mem 512MiB at 2
+#     one generated image of SIZE (a zarr of the demo's default codec, blosc lz4
+#     with shuffle, read by both): `demo --input` under --max-mem 512MiB at 2
 #     workers against dask (da.fft.rfft, cast to complex64, the same rechunk,
 #     to_zarr, da.fft.fft, the same radial sums) at 2 threads: time and peak RSS.
 #
@@ -54,7 +55,7 @@ kept=$(sed -n 's/^kept the stores in //p' "$data/make.txt")
 rm -rf "$kept/spectrum-columns.zarr"
 image="$kept/image.zarr"
 col_block=$(sed -n 's/.*spectrum blocks of \([0-9]*\) columns.*/\1/p' "$data/make.txt")
-grep "planted" "$data/make.txt"
+grep -E "planted|image store" "$data/make.txt"
 cat "$image"/* >/dev/null  # both start from the page cache
 out=$data/results.txt
 {
