@@ -1,6 +1,9 @@
-// bench_fft: tessera's FFT kernel (Eigen's FFT module, kissfft inside) on the
-// sizes bench/peers/fft_dask.py gives numpy.fft (pocketfft), one thread each;
-// prints `NAME tessera=SECONDS` per case, best of 3. bench/fft/run.sh pairs the two.
+// bench_fft: tessera's two FFT kernels on the same data, the lane kernel
+// (fft_lanes.hpp: several lines at once in SIMD lanes, for lengths of small
+// prime factors, as all these are) and Eigen's FFT module (kissfft line by line,
+// the library the rest goes through), on the sizes bench/peers/fft_dask.py gives
+// numpy.fft, one thread each. Prints `NAME lanes=SECONDS eigen=SECONDS auto=KERNEL`
+// per case, best of 3 (auto: the one fft_block picks). bench/fft/run.sh pairs them with numpy.
 #include <chrono>
 #include <complex>
 #include <cstdio>
@@ -11,6 +14,7 @@
 
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/ops/fft.hpp"
+#include "array/ops/fft_kernel.hpp"
 
 namespace ta = tessera::array;
 
@@ -55,13 +59,19 @@ int main() {
     const ta::NDArray a = random_array(c.dtype, c.shape);
     const int64_t n = c.shape[c.axis];
     const ta::DType out = ta::fft_result_dtype(c.kind, c.dtype);
-    double best = std::numeric_limits<double>::infinity();
-    for (int r = 0; r < 3; ++r) {
-      const auto t = std::chrono::steady_clock::now();
-      const ta::NDArray y = ta::fft_block(a, c.kind, c.axis, n, ta::FftNorm::backward, out);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
-    }
-    std::printf("%s tessera=%.4f\n", c.name, best);
+    auto best_of_3 = [&](ta::detail::FftKernel kernel) {
+      double best = std::numeric_limits<double>::infinity();
+      for (int r = 0; r < 3; ++r) {
+        const auto t = std::chrono::steady_clock::now();
+        const ta::NDArray y = ta::detail::fft_block_with(a, c.kind, c.axis, n, ta::FftNorm::backward, out, kernel);
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
+      }
+      return best;
+    };
+    const double lanes = best_of_3(ta::detail::FftKernel::lanes);
+    const double eigen = best_of_3(ta::detail::FftKernel::eigen);
+    std::printf("%s lanes=%.4f eigen=%.4f auto=%s\n", c.name, lanes, eigen,
+                ta::detail::fft_kernel_for(c.kind, c.dtype, n, c.shape, c.axis) == ta::detail::FftKernel::lanes ? "lanes" : "eigen");
     std::fflush(stdout);
   }
   return 0;

@@ -1,7 +1,8 @@
 """dask's side of bench/fft/run.sh: the demo's steps 2 and 3 on the same image.
 
   fft_dask.py run IMAGE SCRATCH COL_BLOCK WORKERS
-      da.fft.rfft along the rows of the zarr IMAGE, cast to complex64, rechunked
+      da.fft.rfft along the rows of the zarr IMAGE (the demo's, compressed with
+      blosc lz4 by default; numcodecs decodes it), cast to complex64, rechunked
       to column blocks (ROWS, COL_BLOCK) and written to the zarr SCRATCH (no
       compressor); then da.fft.fft along the columns of SCRATCH, the power
       spectrum, and its radial sums (one delayed task per column block, summed);

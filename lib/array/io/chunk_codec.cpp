@@ -153,15 +153,16 @@ Buffer thread_scratch(Scratch use, size_t n) {
   return b;
 }
 
-Bytes ChunkSource::read_all() const {
+EncodedChunk ChunkSource::read_all() const {
   const size_t n = size();
-  const Buffer all = thread_scratch(Scratch::encoded, n);
-  read(0, MutableBytes(all.data(), n));
-  return {all.data(), n};
+  EncodedChunk all{thread_scratch(Scratch::encoded, n), n};
+  read(0, MutableBytes(all.buffer.data(), n));
+  return all;
 }
 
 void ChunkCodec::decode_from(const ChunkSource& source, const NDArray& out) const {
-  decode(source.read_all(), out);
+  const EncodedChunk all = source.read_all();  // held while decode reads it
+  decode(all.bytes(), out);
 }
 
 ChunkCodecPtr make_pipeline(PipelineSpec spec) { return std::make_shared<Pipeline>(std::move(spec)); }

@@ -19,6 +19,13 @@
 
 namespace tessera::array::zarr::detail {
 
+//! An encoded chunk: the first `size` bytes of `buffer`.
+struct EncodedChunk {
+  Buffer buffer;
+  size_t size = 0;
+  codec::Bytes bytes() const { return {buffer.data(), size}; }
+};
+
 //! The bytes of one stored chunk: a file read with pread, or memory.
 class ChunkSource {
  public:
@@ -27,14 +34,9 @@ class ChunkSource {
   //! Reads out.size() bytes at `offset` (within size(); the caller checks).
   virtual void read(size_t offset, codec::MutableBytes out) const = 0;
   //! All the bytes, in the calling thread's scratch memory (Scratch::encoded).
-  virtual codec::Bytes read_all() const;
-};
-
-//! An encoded chunk: the first `size` bytes of `buffer`.
-struct EncodedChunk {
-  Buffer buffer;
-  size_t size = 0;
-  codec::Bytes bytes() const { return {buffer.data(), size}; }
+  //! The result holds that buffer: a chunk past what a thread keeps gets a
+  //! buffer of its own, freed when the last holder lets it go.
+  virtual EncodedChunk read_all() const;
 };
 
 class ChunkCodec {

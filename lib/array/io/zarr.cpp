@@ -109,9 +109,9 @@ class FileSource final : public detail::ChunkSource {
   }
   // One pread into a buffer bigger than the file when `expected` holds: a
   // short read of a regular file (Linux) is its end, so no fstat is needed.
-  codec::Bytes read_all() const override {
+  detail::EncodedChunk read_all() const override {
     if (!size_) {
-      const Buffer b = detail::thread_scratch(detail::Scratch::encoded, expected_ + 1);
+      Buffer b = detail::thread_scratch(detail::Scratch::encoded, expected_ + 1);
       ssize_t n = 0;
       do {
         n = ::pread(fd_, b.data(), expected_ + 1, 0);
@@ -119,7 +119,7 @@ class FileSource final : public detail::ChunkSource {
       if (n < 0) throw codec::CodecError(absl::StrCat("cannot read the chunk: ", std::strerror(errno)));
       if (static_cast<size_t>(n) <= expected_) {
         size_ = static_cast<size_t>(n);
-        return {b.data(), *size_};
+        return {std::move(b), *size_};
       }
     }
     return ChunkSource::read_all();

@@ -1,12 +1,17 @@
-// FFTs of Arrays: the per-block kernel over Eigen's FFT module, and the layers
-// that make each transformed axis one chunk before transforming block by block.
+// FFTs of Arrays: the per-block kernel, and the layers that make each
+// transformed axis one chunk before transforming block by block.
 //
 // A block is seen as (outer, m, inner): the transformed axis between the axes
-// before it and after it. When inner is 1 each line is contiguous and goes to
-// the FFT as it lies. Otherwise lines are strided, and reading them one by one
-// would touch one cache line per element; the kernel gathers a panel of
-// kPanel neighbouring lines at once (each row of the panel one contiguous run),
-// transforms them, and scatters them back the same way.
+// before it and after it. Lengths whose prime factors are at most 13 go to
+// fft_lanes.hpp's kernel, several lines at once, one per SIMD lane (faster than
+// kissfft line by line, and strided lines need no separate transpose) but
+// where fft_kernel_for says otherwise. Other lengths, and irfft, go line by
+// line through Eigen's FFT module: when inner is 1 each line is contiguous and
+// goes to the FFT as it lies. Otherwise lines are
+// strided, and reading them one by one would touch one cache line per element;
+// the kernel gathers a panel of kPanel neighbouring lines at once (each row of
+// the panel one contiguous run), transforms them, and scatters them back the
+// same way.
 #include "tessera/array/ops/fft.hpp"
 
 #include <algorithm>
@@ -14,6 +19,7 @@
 #include <complex>
 #include <cstring>
 #include <map>
+#include <numbers>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,6 +31,8 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
+#include "array/ops/fft_kernel.hpp"
+#include "array/ops/fft_lanes.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
@@ -123,11 +131,147 @@ struct LineFft {
   }
 };
 
+// The lines of a block seen as (outer, m, inner), the axis in the middle: line
+// t = o inner + j starts at o m inner + j in the input, o len inner + j in the
+// output, and its points are `inner` apart in both.
+struct Lines {
+  int64_t outer, m, inner, len;
+  int64_t count() const { return outer * inner; }
+  int64_t in_start(int64_t t) const { return (t / inner) * m * inner + t % inner; }
+  int64_t out_start(int64_t t) const { return (t / inner) * len * inner + t % inner; }
+};
+
+// Transforms every line with LaneFft, kLanes lines at a time (one per lane):
+// each panel gathers its lines' points into split real and imaginary planes,
+// runs the passes there and scatters the scaled result. A real forward
+// transform of even n packs x[2k] + i x[2k+1] into a complex line of n / 2
+// points and untangles the two halves after. Returns false, doing nothing, for
+// a length LaneFft does not handle and for irfft (both stay on kissfft).
+template <class R, class In, class Out>
+bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kind, int64_t n, int64_t copied, R scale) {
+  using Plan = detail::LaneFft<R>;
+  using V = typename Plan::V;
+  constexpr int64_t L = Plan::kLanes;
+  if (kind == FftKind::inverse_real) return false;
+  const bool packed = kind == FftKind::real && n % 2 == 0 && Plan::supports(n / 2);
+  const int64_t size = packed ? n / 2 : n;
+  if (!packed && !Plan::supports(n)) return false;
+  const Plan plan(size, kind == FftKind::inverse);
+  // The planes hold n points (packed: n / 2 + 1 untangled ones) of L lanes.
+  const auto planes = static_cast<size_t>(std::max<int64_t>(n, 2));
+  std::vector<V> re(planes), im(planes), work_re(planes), work_im(planes);
+  R* pr = reinterpret_cast<R*>(re.data());  // vector types alias their element type
+  R* pi = reinterpret_cast<R*>(im.data());
+  // Twiddles of the untangling: w_n^k for k <= n / 2.
+  std::vector<R> tw_re, tw_im;
+  if (packed) {
+    for (int64_t k = 0; k <= size; ++k) {
+      const double a = -2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+      tw_re.push_back(static_cast<R>(std::cos(a)));
+      tw_im.push_back(static_cast<R>(std::sin(a)));
+    }
+  }
+  const int64_t inner = lines.inner;
+  int64_t in_start[L], out_start[L];
+  for (int64_t t0 = 0; t0 < lines.count(); t0 += L) {
+    const int64_t w = std::min(L, lines.count() - t0);
+    for (int64_t l = 0; l < w; ++l) {
+      in_start[l] = lines.in_start(t0 + l);
+      out_start[l] = lines.out_start(t0 + l);
+    }
+    // Lanes past w (a last, narrower panel) and points past `copied` (zero
+    // padding) are zeros; the planes hold the previous panel's values.
+    // Real input not packed reads no imaginary parts at all.
+    const int64_t first_unread = w < L ? 0 : packed ? copied / 2 : copied;
+    const bool real_only = std::is_same_v<In, R> && !packed;
+    std::fill(re.begin() + first_unread, re.begin() + size, V{});
+    std::fill(im.begin() + (real_only ? 0 : first_unread), im.begin() + size, V{});
+    // The lanes' points: by their table, or (a panel of neighbouring columns)
+    // one run from the first; a full panel's lane count is a constant, so the
+    // moves unroll.
+    auto by_table = [&](const int64_t* start) { return [start](int64_t l) { return start[l]; }; };
+    auto by_run = [&](const int64_t* start) { return [first = start[0]](int64_t l) { return first + l; }; };
+    // Strided lines: a panel reads a few bytes of every row, each on a new page
+    // where the hardware prefetcher does not follow, so each read would wait
+    // for memory; asking kAhead rows ahead overlaps those waits.
+    constexpr int64_t kAhead = 8;
+    const bool strided = inner > 1;
+    auto gather = [&](auto lane_at, auto lanes) {
+      for (int64_t i = 0; i < copied; ++i) {
+        const In* p = src + i * inner;
+        if (strided && i + kAhead < copied) {
+          __builtin_prefetch(p + kAhead * inner + lane_at(0));
+          __builtin_prefetch(p + kAhead * inner + lane_at(lanes - 1));
+        }
+        if constexpr (std::is_same_v<In, R>) {
+          R* plane = (packed && i % 2 ? pi : pr) + (packed ? i / 2 : i) * L;
+          for (int64_t l = 0; l < lanes; ++l) plane[l] = p[lane_at(l)];
+        } else {
+          for (int64_t l = 0; l < lanes; ++l) {
+            pr[i * L + l] = p[lane_at(l)].real();
+            pi[i * L + l] = p[lane_at(l)].imag();
+          }
+        }
+      }
+    };
+    // Calls move(lane_at, lanes) with the lanes' positions from `start`.
+    auto over_lanes = [&](const int64_t* start, auto move) {
+      const std::integral_constant<int64_t, L> all;
+      if (w < L) {
+        move(by_table(start), w);
+      } else if (start[L - 1] - start[0] == L - 1) {
+        move(by_run(start), all);
+      } else {
+        move(by_table(start), all);
+      }
+    };
+    over_lanes(in_start, gather);
+    auto [yr, yi] = plan.run(re.data(), im.data(), work_re.data(), work_im.data());
+    if (packed) {
+      // Z = FFT(z): X[k] = E + w_n^k O with E = (Z[k] + conj Z[h-k]) / 2 and
+      // O = -i (Z[k] - conj Z[h-k]) / 2, indices mod h; written to the other planes.
+      V* xr = yr == re.data() ? work_re.data() : re.data();
+      V* xi = yr == re.data() ? work_im.data() : im.data();
+      const R half = R(0.5);
+      for (int64_t k = 0; k <= size; ++k) {
+        const int64_t a = k % size, b = (size - k) % size;
+        const V er = (yr[a] + yr[b]) * half, ei = (yi[a] - yi[b]) * half;
+        const V or_ = (yi[a] + yi[b]) * half, oi = (yr[b] - yr[a]) * half;
+        xr[k] = er + or_ * tw_re[k] - oi * tw_im[k];
+        xi[k] = ei + or_ * tw_im[k] + oi * tw_re[k];
+      }
+      yr = xr;
+      yi = xi;
+    }
+    const R* outr = reinterpret_cast<const R*>(yr);
+    const R* outi = reinterpret_cast<const R*>(yi);
+    auto scatter = [&](auto lane_at, auto lanes) {
+      for (int64_t k = 0; k < lines.len; ++k) {
+        Out* p = dst + k * inner;
+        if (strided && k + kAhead < lines.len) {
+          __builtin_prefetch(p + kAhead * inner + lane_at(0), 1);
+          __builtin_prefetch(p + kAhead * inner + lane_at(lanes - 1), 1);
+        }
+        for (int64_t l = 0; l < lanes; ++l) {
+          if constexpr (std::is_same_v<Out, R>) {
+            p[lane_at(l)] = outr[k * L + l] * scale;  // not reached: irfft stays on kissfft
+          } else {
+            p[lane_at(l)] = Out(outr[k * L + l] * scale, outi[k * L + l] * scale);
+          }
+        }
+      }
+    };
+    over_lanes(out_start, scatter);
+  }
+  return true;
+}
+
 // Transforms every line of `in` (C-contiguous, of type In) along `axis` into
 // `out` (C-contiguous, of type Out). The element types are template parameters
 // so the panels' gathers and scatters are plain typed moves.
 template <class R, class In, class Out>
-void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm,
+                     detail::FftKernel kernel) {
   const Shape& shape = in.shape();
   int64_t outer = 1, inner = 1;
   for (size_t k = 0; k < axis; ++k) outer *= shape[k];
@@ -137,6 +281,11 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   const auto* src = reinterpret_cast<const In*>(in.data());
   auto* dst = reinterpret_cast<Out*>(out.data());
   if (outer * inner == 0) return;
+  if (kernel == detail::FftKernel::automatic) kernel = detail::fft_kernel_for(kind, in.dtype(), n, shape, axis);
+  if (kernel == detail::FftKernel::lanes &&
+      transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind, n, copied, scale_of<R>(kind, norm, n))) {
+    return;
+  }
   LineFft<R> line(kind, n, norm);
   const int64_t panel = inner == 1 ? 1 : std::min(kPanel, inner);
   // Panel buffers: `panel` input lines of `points` values, output lines of `len`.
@@ -166,15 +315,16 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
 }
 
 template <class R>
-void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm) {
+void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t axis, int64_t n, FftNorm norm,
+                     detail::FftKernel kernel) {
   using C = std::complex<R>;
   switch (kind) {
-    case FftKind::real: return transform_lines<R, R, C>(in, out, kind, axis, n, norm);
-    case FftKind::inverse_real: return transform_lines<R, C, R>(in, out, kind, axis, n, norm);
+    case FftKind::real: return transform_lines<R, R, C>(in, out, kind, axis, n, norm, kernel);
+    case FftKind::inverse_real: return transform_lines<R, C, R>(in, out, kind, axis, n, norm, kernel);
     case FftKind::forward:
     case FftKind::inverse: break;
   }
-  transform_lines<R, C, C>(in, out, kind, axis, n, norm);
+  transform_lines<R, C, C>(in, out, kind, axis, n, norm, kernel);
 }
 
 Array transform(const Array& x, FftKind kind, const FftOptions& o) {
@@ -239,18 +389,43 @@ DType fft_result_dtype(FftKind kind, DType in) {
   return single ? DType::complex64() : DType::complex128();
 }
 
-NDArray fft_block(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype) {
+// The lanes unless bench/fft finds them short of the 1.2x margin a hand-written
+// kernel must keep over Eigen's: real double-precision rows lying contiguous
+// (two lanes wide, and a transpose to gather them) whose length mixes the
+// radices 4, 3 and 5 and no larger prime, where kissfft has butterflies of its own.
+detail::FftKernel detail::fft_kernel_for(FftKind kind, DType dtype, int64_t n, const Shape& shape, size_t axis) {
+  using Plan = detail::LaneFft<float>;  // the same lengths in either precision
+  const bool handled = kind != FftKind::inverse_real &&
+                       (Plan::supports(n) || (kind == FftKind::real && n % 2 == 0 && Plan::supports(n / 2)));
+  if (!handled) return FftKernel::eigen;
+  int64_t inner = 1;
+  for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+  int64_t rest = n;
+  for (int64_t p : {2, 3, 5}) {
+    while (rest % p == 0) rest /= p;
+  }
+  const bool kissfft_radices = rest == 1 && n % 60 == 0;
+  if (kind == FftKind::real && !is_single(dtype) && inner == 1 && kissfft_radices) return FftKernel::eigen;
+  return FftKernel::lanes;
+}
+
+NDArray detail::fft_block_with(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype,
+                               FftKernel kernel) {
   const DType work = work_dtype(kind, block.dtype());
   const NDArray in = block.dtype() == work ? (block.is_c_contiguous() ? block : block.copy()) : block.astype(work);
   Shape shape = block.shape();
   shape[axis] = output_length(kind, n);
   NDArray out = NDArray::empty(fft_result_dtype(kind, block.dtype()), shape);
   if (is_single(work)) {
-    transform_lines<float>(in, out, kind, axis, n, norm);
+    transform_lines<float>(in, out, kind, axis, n, norm, kernel);
   } else {
-    transform_lines<double>(in, out, kind, axis, n, norm);
+    transform_lines<double>(in, out, kind, axis, n, norm, kernel);
   }
   return out.dtype() == out_dtype ? out : out.astype(out_dtype);
+}
+
+NDArray fft_block(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype) {
+  return detail::fft_block_with(block, kind, axis, n, norm, out_dtype, detail::FftKernel::automatic);
 }
 
 Array fft(const Array& x, const FftOptions& options) { return transform(x, FftKind::forward, options); }

@@ -66,6 +66,24 @@ for name, c in COMPRESSORS.items():
   }
 }
 
+TEST_CASE("zarr v2: compressed chunks bigger than a thread's kept scratch decode on two workers") {
+  // A 5 MiB chunk's encoded bytes are read into a buffer of their own (a thread
+  // keeps at most 4 MiB of scratch per use); that buffer must live until the
+  // chunk is decoded, while the other worker allocates and fills its own.
+  TempDir dir;
+  const Shape shape = {8, int64_t{5} << 18};  // float32: chunks of 2 rows, 5 MiB each
+  const NDArray all = pattern_array(DType::float32(), shape);
+  for (const char* codec : {"blosc:lz4:5:shuffle", "zstd:1"}) {
+    CAPTURE(codec);
+    const std::string path = dir / codec;
+    StoreOptions o;
+    o.zarr.codec = codec;
+    store(from_ndarray(all, {2, -1}), path, o);
+    CHECK(!zarr::open(path).raw());
+    for (int round = 0; round < 3; ++round) CHECK(array_equal(compute_all(path), all));
+  }
+}
+
 TEST_CASE("zarr v2: order F, '/' separators, missing chunks and NaN fill with a compressor" *
           python_peer::needed()) {
   TempDir dir;

@@ -9,6 +9,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/ops/fft_kernel.hpp"
 #include "array/ops/numpy_check.hpp"
 #include "python_peer.hpp"
 #include "tessera/array/array.hpp"
@@ -119,6 +120,76 @@ TEST_CASE("long lines, strided panels and lengths with large prime factors equal
                         irfft(rfft(x), {.n = 300})},
                        {"ir0", numpy_result("np.fft.irfft(a, axis=0)", d, true), irfft(x, {.axis = 0})},
                    });
+  }
+}
+
+TEST_CASE("lines in lanes: odd, packed, cropped and padded lengths of small primes equal numpy's" *
+          python_peer::needed()) {
+  // (45, 26): 45 = 3 * 3 * 5 and 26 = 2 * 13 go through the lane kernel, several
+  // lines at once. Axis 0 has 26 strided lines (not a multiple of the lanes),
+  // axis 1 has 45 contiguous ones; rfft of 26 packs 13 complex points, rfft of
+  // 45 (odd) takes the full complex transform, n = 22 crops to 2 * 11 and n = 34
+  // pads to 2 * 17, whose factor 17 goes back to kissfft.
+  std::mt19937_64 rng(5);
+  for (DType d : {DType::float32(), DType::complex64(), DType::float64(), DType::complex128()}) {
+    INFO(d.name());
+    TempDir dir;
+    npy::save(dir / "a.npy", random_block(d, {45, 26}, rng));
+    npy::save(dir / "b.npy", random_block(d, {45, 26}, rng));
+    const Array x = from_npy(dir / "a.npy", {7, 10});
+    std::vector<Expected> items = {
+        {"c0", numpy_result("np.fft.fft(a, axis=0)", d, false), fft(x, {.axis = 0})},
+        {"c1", numpy_result("np.fft.fft(a, axis=1)", d, false), fft(x, {.axis = 1})},
+        {"i0", numpy_result("np.fft.ifft(a, axis=0, norm='ortho')", d, false),
+         ifft(x, {.axis = 0, .norm = FftNorm::ortho})},
+        {"p0", numpy_result("np.fft.fft(a, axis=0, n=60)", d, false), fft(x, {.n = 60, .axis = 0})},
+    };
+    if (!d.is_complex()) {
+      items.push_back({"r1", numpy_result("np.fft.rfft(a, axis=1)", d, false), rfft(x, {.axis = 1})});
+      items.push_back({"r0", numpy_result("np.fft.rfft(a, axis=0)", d, false), rfft(x, {.axis = 0})});
+      items.push_back({"rc", numpy_result("np.fft.rfft(a, n=22, norm='forward')", d, false),
+                       rfft(x, {.n = 22, .norm = FftNorm::forward})});
+      items.push_back({"rp", numpy_result("np.fft.rfft(a, axis=0, n=34)", d, false), rfft(x, {.n = 34, .axis = 0})});
+    }
+    check_all(dir, items);
+  }
+}
+
+TEST_CASE("the lane kernel serves small-prime lengths but contiguous float64 rfft of 4 * 3 * 5 multiples") {
+  using detail::FftKernel;
+  using detail::fft_kernel_for;
+  const DType f32 = DType::float32(), f64 = DType::float64(), c128 = DType::complex128();
+  CHECK(fft_kernel_for(FftKind::real, f32, 3000, {10, 3000}, 1) == FftKernel::lanes);
+  CHECK(fft_kernel_for(FftKind::real, f64, 3000, {10, 3000}, 1) == FftKernel::eigen);
+  CHECK(fft_kernel_for(FftKind::real, f64, 3000, {3000, 10}, 0) == FftKernel::lanes);  // strided lines
+  CHECK(fft_kernel_for(FftKind::real, f64, 2048, {10, 2048}, 1) == FftKernel::lanes);
+  CHECK(fft_kernel_for(FftKind::real, f64, 3120, {10, 3120}, 1) == FftKernel::lanes);  // 3120 = 16 * 3 * 5 * 13
+  CHECK(fft_kernel_for(FftKind::forward, c128, 3000, {10, 3000}, 1) == FftKernel::lanes);
+  CHECK(fft_kernel_for(FftKind::forward, c128, 34, {10, 34}, 1) == FftKernel::eigen);  // 2 * 17
+  CHECK(fft_kernel_for(FftKind::inverse_real, c128, 26, {10, 14}, 1) == FftKernel::eigen);
+}
+
+TEST_CASE("the lane kernel and Eigen's FFT give the same transform") {
+  std::mt19937_64 rng(7);
+  for (DType d : {DType::float32(), DType::complex128()}) {
+    INFO(d.name());
+    const NDArray a = random_block(d, {12, 180}, rng);
+    const FftKind kind = d.is_complex() ? FftKind::forward : FftKind::real;
+    const DType out = fft_result_dtype(kind, d);
+    for (size_t axis : {0, 1}) {
+      const int64_t n = a.shape()[axis];
+      const NDArray lanes = detail::fft_block_with(a, kind, axis, n, FftNorm::ortho, out, detail::FftKernel::lanes);
+      const NDArray eigen = detail::fft_block_with(a, kind, axis, n, FftNorm::ortho, out, detail::FftKernel::eigen);
+      REQUIRE(lanes.shape() == eigen.shape());
+      const double tolerance = d == DType::float32() ? 1e-4 : 1e-12;
+      dispatch(out, [&]<class T>() {
+        if constexpr (requires { typename T::value_type; }) {
+          for (int64_t i = 0; i < lanes.size(); ++i) {
+            CHECK(std::abs(lanes.data<T>()[i] - eigen.data<T>()[i]) < tolerance);
+          }
+        }
+      });
+    }
   }
 }
 
