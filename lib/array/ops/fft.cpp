@@ -141,21 +141,32 @@ struct Lines {
   int64_t out_start(int64_t t) const { return (t / inner) * len * inner + t % inner; }
 };
 
+// How the lane kernel takes a transform of `kind` with n points: not at all
+// (irfft, and lengths with a prime factor LaneFft lacks: kissfft's), as n
+// complex points, or (a real forward transform of even n) packed as n / 2.
+enum class LaneForm { none, complex, packed };
+LaneForm lane_form(FftKind kind, int64_t n) {
+  using Lanes = detail::LaneFft<float>;  // the same lengths in either precision
+  if (kind == FftKind::inverse_real) return LaneForm::none;
+  if (kind == FftKind::real && n % 2 == 0 && Lanes::supports(n / 2)) return LaneForm::packed;
+  return Lanes::supports(n) ? LaneForm::complex : LaneForm::none;
+}
+
 // Transforms every line with LaneFft, kLanes lines at a time (one per lane):
 // each panel gathers its lines' points into split real and imaginary planes,
 // runs the passes there and scatters the scaled result. A real forward
 // transform of even n packs x[2k] + i x[2k+1] into a complex line of n / 2
-// points and untangles the two halves after. Returns false, doing nothing, for
-// a length LaneFft does not handle and for irfft (both stay on kissfft).
+// points and untangles the two halves after. Returns false, doing nothing,
+// where lane_form says the lanes do not take the transform.
 template <class R, class In, class Out>
 bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kind, int64_t n, int64_t copied, R scale) {
   using Plan = detail::LaneFft<R>;
   using V = typename Plan::V;
   constexpr int64_t L = Plan::kLanes;
-  if (kind == FftKind::inverse_real) return false;
-  const bool packed = kind == FftKind::real && n % 2 == 0 && Plan::supports(n / 2);
+  const LaneForm form = lane_form(kind, n);
+  if (form == LaneForm::none) return false;
+  const bool packed = form == LaneForm::packed;
   const int64_t size = packed ? n / 2 : n;
-  if (!packed && !Plan::supports(n)) return false;
   const Plan plan(size, kind == FftKind::inverse);
   // The planes hold n points (packed: n / 2 + 1 untangled ones) of L lanes.
   const auto planes = static_cast<size_t>(std::max<int64_t>(n, 2));
@@ -252,13 +263,7 @@ bool transform_in_lanes(const In* src, Out* dst, const Lines& lines, FftKind kin
           __builtin_prefetch(p + kAhead * inner + lane_at(0), 1);
           __builtin_prefetch(p + kAhead * inner + lane_at(lanes - 1), 1);
         }
-        for (int64_t l = 0; l < lanes; ++l) {
-          if constexpr (std::is_same_v<Out, R>) {
-            p[lane_at(l)] = outr[k * L + l] * scale;  // not reached: irfft stays on kissfft
-          } else {
-            p[lane_at(l)] = Out(outr[k * L + l] * scale, outi[k * L + l] * scale);
-          }
-        }
+        for (int64_t l = 0; l < lanes; ++l) p[lane_at(l)] = Out(outr[k * L + l] * scale, outi[k * L + l] * scale);
       }
     };
     over_lanes(out_start, scatter);
@@ -282,9 +287,11 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   auto* dst = reinterpret_cast<Out*>(out.data());
   if (outer * inner == 0) return;
   if (kernel == detail::FftKernel::automatic) kernel = detail::fft_kernel_for(kind, in.dtype(), n, shape, axis);
-  if (kernel == detail::FftKernel::lanes &&
-      transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind, n, copied, scale_of<R>(kind, norm, n))) {
-    return;
+  if constexpr (!std::is_same_v<Out, R>) {  // real output is irfft's, which the lanes do not take
+    if (kernel == detail::FftKernel::lanes && transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind,
+                                                                             n, copied, scale_of<R>(kind, norm, n))) {
+      return;
+    }
   }
   LineFft<R> line(kind, n, norm);
   const int64_t panel = inner == 1 ? 1 : std::min(kPanel, inner);
@@ -394,10 +401,7 @@ DType fft_result_dtype(FftKind kind, DType in) {
 // (two lanes wide, and a transpose to gather them) whose length mixes the
 // radices 4, 3 and 5 and no larger prime, where kissfft has butterflies of its own.
 detail::FftKernel detail::fft_kernel_for(FftKind kind, DType dtype, int64_t n, const Shape& shape, size_t axis) {
-  using Plan = detail::LaneFft<float>;  // the same lengths in either precision
-  const bool handled = kind != FftKind::inverse_real &&
-                       (Plan::supports(n) || (kind == FftKind::real && n % 2 == 0 && Plan::supports(n / 2)));
-  if (!handled) return FftKernel::eigen;
+  if (lane_form(kind, n) == LaneForm::none) return FftKernel::eigen;
   int64_t inner = 1;
   for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
   int64_t rest = n;
