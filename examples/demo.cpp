@@ -20,10 +20,11 @@
 // differ), the time of each step, the image store's bytes on disk, the peak RSS
 // and the bytes that went through the scratch store. Blocks are sized from
 // --max-mem so that the workers' blocks, the FFTs' buffers and the partial sums
-// stay under it; the data itself lives in the page cache, not in the process. The stores go in a new folder under --dir
-// (default $TMPDIR or /tmp), removed at the end unless --keep. `--input` skips
-// step 1 and transforms the image.zarr a `--keep` run left (bench/fft times the
-// steps this way); its size is the store's, and its waves those the demo plants.
+// stay under it; the data itself lives in the page cache, not in the process.
+// The stores go in a new folder under --dir (default $TMPDIR or /tmp), removed
+// at the end unless --keep. `--input` skips step 1 and transforms the
+// image.zarr a `--keep` run left (bench/fft times the steps this way); its size
+// is the store's, and its waves those the demo plants.
 #include <sys/resource.h>
 
 #include <algorithm>

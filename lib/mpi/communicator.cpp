@@ -6,7 +6,6 @@
 #include <climits>
 #include <vector>
 
-
 #include "mpi/require.hpp"
 #include "tessera/graph/error.hpp"
 
