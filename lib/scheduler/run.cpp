@@ -62,6 +62,7 @@ Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
   stack_.reserve(nt);
   stack_ = plan.initial_ready();
   if (limit_ > 0) prepare_budget();
+  may_narrow_ = num_workers > 1 && !task_hooks_;
 }
 
 bool Run::start() {
@@ -87,11 +88,15 @@ void Run::work(int worker) noexcept {
     Lock lk(lock_);
     have = pop_or_wait(lk, w, task);
   }
+  const bool lead = may_narrow_ && worker == 0;
+  Pace p;
+  if (lead) p.start = Pace::Clock::now();
   while (have) {
     if (task_hooks_ && !call_pretask(task, worker)) return;
     Value result;
     if (!run_task(task, result)) return;
     have = complete(w, task, std::move(result), task);
+    if (lead && have) pace(p);
   }
   // With a memory limit the loop above stops where the run switched to its
   // budget, and the budget's loop goes on from there.
@@ -111,6 +116,13 @@ bool Run::pop_or_wait(Lock& lk, Worker& w, uint32_t& next) {
       w.handover = Handover::pop;
       return false;
     }
+    if (w.id != 0 && may_narrow_ && narrow_.load(std::memory_order_relaxed)) {
+      wake_locked(false);  // worker 0 may be waiting for what this worker just pushed
+      lk.unlock();
+      park();
+      lk.lock();
+      continue;
+    }
     if (!stack_.empty()) {
       next = stack_.back();
       stack_.pop_back();
@@ -128,6 +140,7 @@ bool Run::idle_locked(Lock& lk) {
     if (num_finished() == plan_.num_tasks()) {
       done_ = true;
       wake_locked(true);
+      if (may_narrow_) set_narrow(false);
     } else {
       stop_locked({Failure::Kind::cycle, 0, nullptr});
     }
@@ -301,6 +314,85 @@ void Run::stop_locked(Failure failure) {
   failure_ = std::move(failure);
   stopping_.store(true, std::memory_order_relaxed);
   wake_locked(true);
+  if (may_narrow_) set_narrow(false);
+}
+
+// Worker 0, after each task: every 16 tasks it reads the clock, and every
+// window of 250 µs it measures the run's rate (tasks finished by all workers per
+// second). Tasks of 20 µs or more always run wide: the lock is idle most of the
+// time. Otherwise it tries the other mode for a window now and then (after one
+// window to settle, since parked workers take a while to wake), keeps it when it
+// was 20% faster (windows this short are noisy), and else waits twice as many
+// windows before the next try (at most 64), so a run that gains nothing from a
+// change spends little time trying.
+void Run::pace(Pace& p) {
+  using namespace std::chrono_literals;
+  lead_steps_.store(lead_steps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (++p.count % 16 != 0) return;
+  const Pace::Clock::time_point now = Pace::Clock::now();
+  const auto elapsed = now - p.start;
+  if (elapsed < 250us) return;
+  const size_t finished = num_finished();
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  const double rate = static_cast<double>(finished - p.finished_at_start) / seconds;
+  const bool long_tasks = elapsed > 20us * p.count;
+  p.start = now;
+  p.finished_at_start = finished;
+  p.count = 0;
+  if (long_tasks) {
+    if (narrow_.load(std::memory_order_relaxed)) set_narrow(false);
+    p = Pace{.start = now, .finished_at_start = finished};
+    return;
+  }
+  if (p.settling) {
+    p.settling = false;
+    return;
+  }
+  if (p.probing) {
+    p.probing = false;
+    if (rate > 1.2 * p.rate) {
+      p.rate = rate;
+      p.probe_every = 2;
+    } else {
+      set_narrow(p.mode_before);
+      p.probe_every = std::min<uint32_t>(p.probe_every * 2, 64);
+      p.settling = true;
+    }
+    p.windows_left = p.probe_every;
+    return;
+  }
+  p.rate = rate;
+  if (--p.windows_left == 0) {
+    p.probing = true;
+    p.mode_before = narrow_.load(std::memory_order_relaxed);
+    set_narrow(!p.mode_before);
+    p.settling = true;
+  }
+}
+
+void Run::set_narrow(bool narrow) {
+  narrow_.store(narrow, std::memory_order_relaxed);
+  if (narrow) return;
+  std::lock_guard g(park_mutex_);
+  park_cv_.notify_all();
+}
+
+// A worker other than 0 while the run is narrow: it waits until worker 0
+// widens the run, or until worker 0 finished nothing for a millisecond.
+void Run::park() {
+  using namespace std::chrono_literals;
+  std::unique_lock g(park_mutex_);
+  uint64_t seen = lead_steps_.load(std::memory_order_relaxed);
+  while (narrow_.load(std::memory_order_relaxed) && !budget_.load(std::memory_order_relaxed)) {
+    if (park_cv_.wait_for(g, 1ms) == std::cv_status::no_timeout) continue;
+    const uint64_t steps = lead_steps_.load(std::memory_order_relaxed);
+    if (steps == seen) {
+      narrow_.store(false, std::memory_order_relaxed);
+      park_cv_.notify_all();  // the other parked workers too
+      break;
+    }
+    seen = steps;
+  }
 }
 
 bool Run::call_pretask(uint32_t task, int worker) {

@@ -14,6 +14,16 @@
 // stack, LIFO, dependents of one completion pushed best-last, the first ready set
 // sorted the same way, and held results counted after released inputs dropped.
 //
+// With two workers or more, tasks so short that the lock's hand-offs between
+// workers cost more than the tasks (a graph-algorithm benchmark's empty tasks,
+// a few hundred nanoseconds) run faster on one worker than on several: every
+// task moves the lock, the stack's top and the counters from core to core.
+// Worker 0 therefore measures the run's throughput in short windows and now and
+// then tries the other mode (all workers, or worker 0 alone while the others
+// park), keeping the faster (Pace). A parked worker wakes when worker 0 widens
+// the run again, or when worker 0 finished nothing for a millisecond (a long
+// task, or a wait), so a long task never leaves ready work waiting for it.
+//
 // With a memory limit (run_budget.cpp) the same loop runs until the bytes held
 // first pass the target fraction; from then on the run keeps its budget: ready
 // tasks in three LIFO stacks by their effect on memory, held results pinned while
@@ -22,6 +32,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -123,6 +134,22 @@ class Run final : public RunState {
     uint32_t task;
   };
 
+  // Worker 0's measurements for narrowing (see the top of this file).
+  struct Pace {
+    using Clock = std::chrono::steady_clock;
+    uint32_t count = 0;            // worker 0's completions since the window started
+    Clock::time_point start;       // of the window
+    size_t finished_at_start = 0;  // the run's completions then
+    bool settling = true;          // the window after a change of mode is not measured
+    bool probing = false;          // this window runs the other mode
+    bool mode_before = false;      // narrow_ before the probe
+    double rate = 0;               // completions per second in the current mode
+    uint32_t windows_left = 2, probe_every = 2;
+  };
+  void pace(Pace& p);
+  void set_narrow(bool narrow);
+  void park();
+
   bool pop_or_wait(Lock& lk, Worker& w, uint32_t& next);
   bool idle_locked(Lock& lk);
   void wait_for_change(uint32_t epoch) const;
@@ -190,6 +217,14 @@ class Run final : public RunState {
   bool done_ = false;
   Failure failure_;
   alignas(64) std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers
+
+  // Narrowing: only in the plain loop (until a memory limit's budget takes over),
+  // without task hooks, with two workers or more.
+  bool may_narrow_ = false;
+  alignas(64) std::atomic<bool> narrow_{false};
+  std::atomic<uint64_t> lead_steps_{0};  // worker 0's completions, for parked workers
+  std::mutex park_mutex_;
+  std::condition_variable park_cv_;
 
   const size_t limit_ = 0;
   size_t target_bytes_ = 0, pause_bytes_ = 0;

@@ -263,6 +263,7 @@ Run::Pop Run::pop_limited(Lock& lk, uint32_t& next, Io& io) {
 void Run::switch_to_budget() {
   const uint32_t nt = plan_.num_tasks();
   budget_.store(true, std::memory_order_relaxed);
+  if (may_narrow_) set_narrow(false);  // every worker joins the budget's loop
   bytes_ = std::make_unique<size_t[]>(nt);
   task_state_ = std::make_unique<std::atomic<uint8_t>[]>(nt);
   for (uint32_t t = 0; t < nt; ++t) task_state_[t].store(kWaiting, std::memory_order_relaxed);

@@ -100,6 +100,31 @@ TEST_CASE("the caller's thread is worker 0 and works; callbacks never overlap") 
   CHECK(workers_seen.count(0) == 1);
 }
 
+TEST_CASE("after a run of tiny tasks, two tasks that must overlap still get a worker each") {
+  // Tiny tasks make the run narrow (worker 0 alone, the others parked); a task
+  // that waits for another must not leave the other waiting for a parked worker.
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
+  constexpr int n = 100000;
+  for (int round = 0; round < 3; ++round) {
+    Graph g = fan_in(n, [](int i) { return i; });
+    std::atomic<int> arrived{0};
+    auto meet = [&arrived](long sum) {
+      ++arrived;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (arrived < 2) {
+        if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("the other task never started");
+        std::this_thread::yield();
+      }
+      return sum;
+    };
+    g.task("a", fn("meet", meet), ref("sum"));
+    g.task("b", fn("meet", meet), ref("sum"));
+    const Result r = get(g, Keys({Key("a"), Key("b")}), {.num_workers = 2});
+    CHECK(r[0].as<long>() == (n - 1L) * n / 2);
+    CHECK(r[1].as<long>() == (n - 1L) * n / 2);
+  }
+}
+
 TEST_CASE("a task may call get on another graph without deadlock") {
   Graph inner = fan_in(50, [](int i) { return i; });
   Graph outer = fan_in<long>(16, [&inner](int k) { return get(inner, "sum", {.num_workers = 2}).as<long>() + k; },
