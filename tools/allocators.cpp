@@ -17,6 +17,12 @@ void bound_allocators(int64_t budget) {
   // A fixed threshold stops glibc from raising it: every block from 256 KiB up
   // is its own mapping, unmapped when freed.
   ::mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  // Fixing that threshold also fixes the trim threshold at its default, 128 KiB:
+  // the heap was handed back to the kernel each time the blocks under 256 KiB
+  // (a rechunk's input chunks) were freed in a wave, and faulted in again by the
+  // next wave, each give-back a TLB shootdown on every core running the process.
+  // A quarter of the budget may stay free at the heap's top instead.
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::clamp<int64_t>(budget / 4, 128 << 10, INT32_MAX)));
   scalable_allocation_mode(TBBMALLOC_SET_SOFT_HEAP_LIMIT, static_cast<intptr_t>(budget));
 }
 
