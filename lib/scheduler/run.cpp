@@ -96,7 +96,7 @@ void Run::work(int worker) noexcept {
     Value result;
     if (!run_task(task, result)) return;
     have = complete(w, task, std::move(result), task);
-    if (lead && have) pace(p);
+    if (lead && have) pace(p, w);
   }
   // With a memory limit the loop above stops where the run switched to its
   // budget, and the budget's loop goes on from there.
@@ -209,10 +209,21 @@ bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
   // Accounted before any dependent can become ready: a dependent that another
   // input's completion makes ready may run, and release this result, at once;
   // released before it was counted, it would take the bytes held below zero.
-  Lock lk(lock_);
+  Lock lk = lock_after(w);
   if (!settle_plain_locked(w, s)) return false;
   collect_ready(w, task);
   return push_and_pop(lk, w, next);
+}
+
+// lock_ for a completion, counting the times another worker held it: how often
+// the workers meet at the lock says whether running alone could be faster.
+Run::Lock Run::lock_after(Worker& w) {
+  Lock lk(lock_, std::try_to_lock);
+  if (!lk.owns_lock()) {
+    ++w.waits;
+    lk.lock();
+  }
+  return lk;
 }
 
 // Outside the lock: the result stored, the inputs whose last reader this task
@@ -320,12 +331,13 @@ void Run::stop_locked(Failure failure) {
 // Worker 0, after each task: every 16 tasks it reads the clock, and every
 // window of 250 µs it measures the run's rate (tasks finished by all workers per
 // second). Tasks of 20 µs or more always run wide: the lock is idle most of the
-// time. Otherwise it tries the other mode for a window now and then (after one
+// time; so does a run whose worker 0 found the lock taken in fewer than a
+// quarter of its completions. Otherwise it tries the other mode for a window now and then (after one
 // window to settle, since parked workers take a while to wake), keeps it when it
 // was 20% faster (windows this short are noisy), and else waits twice as many
 // windows before the next try (at most 64), so a run that gains nothing from a
 // change spends little time trying.
-void Run::pace(Pace& p) {
+void Run::pace(Pace& p, const Worker& w) {
   using namespace std::chrono_literals;
   lead_steps_.store(lead_steps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (++p.count % 16 != 0) return;
@@ -336,12 +348,15 @@ void Run::pace(Pace& p) {
   const double seconds = std::chrono::duration<double>(elapsed).count();
   const double rate = static_cast<double>(finished - p.finished_at_start) / seconds;
   const bool long_tasks = elapsed > 20us * p.count;
+  // Running alone can only win when the workers keep meeting at the lock.
+  const bool contended = 4 * (w.waits - p.waits_at_start) >= p.count;
   p.start = now;
   p.finished_at_start = finished;
+  p.waits_at_start = w.waits;
   p.count = 0;
   if (long_tasks) {
     if (narrow_.load(std::memory_order_relaxed)) set_narrow(false);
-    p = Pace{.start = now, .finished_at_start = finished};
+    p = Pace{.waits_at_start = w.waits, .start = now, .finished_at_start = finished};
     return;
   }
   if (p.settling) {
@@ -362,9 +377,11 @@ void Run::pace(Pace& p) {
     return;
   }
   p.rate = rate;
+  const bool narrow = narrow_.load(std::memory_order_relaxed);
+  if (!narrow && !contended) return;
   if (--p.windows_left == 0) {
     p.probing = true;
-    p.mode_before = narrow_.load(std::memory_order_relaxed);
+    p.mode_before = narrow;
     set_narrow(!p.mode_before);
     p.settling = true;
   }

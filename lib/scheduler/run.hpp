@@ -112,6 +112,7 @@ class Run final : public RunState {
     Handover handover = Handover::none;
     Settle pending;               // with Handover::settle
     Ledger* ledger = nullptr;     // with a memory limit, before the switch
+    uint32_t waits = 0;           // completions that found lock_ taken (lock_after)
   };
   // What a worker does outside the lock under a budget: results to write to
   // disk (with a copy of each value, taken under the lock), results to bring
@@ -138,6 +139,7 @@ class Run final : public RunState {
   struct Pace {
     using Clock = std::chrono::steady_clock;
     uint32_t count = 0;            // worker 0's completions since the window started
+    uint32_t waits_at_start = 0;   // Worker::waits then
     Clock::time_point start;       // of the window
     size_t finished_at_start = 0;  // the run's completions then
     bool settling = true;          // the window after a change of mode is not measured
@@ -146,7 +148,8 @@ class Run final : public RunState {
     double rate = 0;               // completions per second in the current mode
     uint32_t windows_left = 2, probe_every = 2;
   };
-  void pace(Pace& p);
+  void pace(Pace& p, const Worker& w);
+  Lock lock_after(Worker& w);
   void set_narrow(bool narrow);
   void park();
 
