@@ -22,6 +22,7 @@
 #include <absl/strings/str_format.h>
 #include <absl/strings/str_split.h>
 
+#include "storage/unique_fd.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::storage {
@@ -150,15 +151,9 @@ void sync_one(const fs::path& path, bool directory) {
 // A descriptor of an output's folder, opened before the output is written, so
 // that syncfs on it reports the write-back errors its file system met since
 // (Linux 5.8 and later). Negative when the folder could not be opened then.
-struct Watch {
-  int fd;
-  explicit Watch(const fs::path& folder) : fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
-  ~Watch() {
-    if (fd >= 0) ::close(fd);
-  }
-  Watch(const Watch&) = delete;
-  Watch& operator=(const Watch&) = delete;
-};
+UniqueFd watch_folder(const fs::path& folder) {
+  return UniqueFd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
 
 // Syncs a new output to the disk: a file by fsync, a folder (a zarr store:
 // hundreds or thousands of chunk files and folders) by one syncfs of its file
@@ -167,15 +162,16 @@ struct Watch {
 // those flushes, one after another, were a large part of writing a store of
 // small chunks; one syncfs writes what is left and flushes once. The price: it
 // also writes what other processes left dirty on that file system.
-void sync_tree(const std::string& path, const Watch& watch) {
+void sync_tree(const std::string& path, const UniqueFd& watch) {
   std::error_code ec;
   if (!fs::is_directory(fs::symlink_status(path, ec))) return sync_one(path, false);
-  const int fd = watch.fd >= 0 ? watch.fd : ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const UniqueFd own(watch.fd >= 0 ? -1 : ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const int fd = watch.fd >= 0 ? watch.fd : own.fd;
   if (fd < 0) throw StorageError(path, "cannot open to sync it to the disk", errno);
-  const int rc = ::syncfs(fd);
-  const int err = errno;
-  if (fd != watch.fd) ::close(fd);
-  if (rc != 0) throw StorageError(path, "cannot sync to the disk", err);
+  if (::syncfs(fd) != 0) {
+    const int err = errno;
+    throw StorageError(path, "cannot sync to the disk", err);
+  }
 }
 
 void remove_tree(const std::string& path) {
@@ -287,7 +283,7 @@ void publish(const std::string& path, const PublishOptions& options,
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(path, ec));
   const std::string tmp = temporary_path(path);
-  const Watch watch(folder_of(path));
+  const UniqueFd watch = watch_folder(folder_of(path));
   try {
     write(tmp);
     sync_tree(tmp, watch);

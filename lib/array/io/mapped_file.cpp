@@ -15,9 +15,11 @@
 
 #include "tessera/graph/error.hpp"
 #include "array/io/bus_guard.hpp"
-#include "array/io/unique_fd.hpp"
+#include "storage/unique_fd.hpp"
 
 namespace tessera::array {
+
+using storage::UniqueFd;
 namespace {
 
 // An empty file cannot be mapped; its views point here and have no bytes.

@@ -15,12 +15,14 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
-#include "array/io/unique_fd.hpp"
+#include "storage/unique_fd.hpp"
 #include "array/io/zarr_json.hpp"
 #include "storage/publish.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array::zarr {
+
+using storage::UniqueFd;
 namespace {
 
 namespace fs = std::filesystem;

@@ -36,9 +36,11 @@
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
-#include "array/io/unique_fd.hpp"
+#include "storage/unique_fd.hpp"
 
 namespace tessera::array {
+
+using storage::UniqueFd;
 namespace {
 
 // What every write task of one rechunk_store shares.

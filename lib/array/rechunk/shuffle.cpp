@@ -35,9 +35,11 @@
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/task.hpp"
-#include "array/io/unique_fd.hpp"
+#include "storage/unique_fd.hpp"
 
 namespace tessera::array::detail {
+
+using storage::UniqueFd;
 
 namespace {
 

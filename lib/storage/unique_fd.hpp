@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace tessera::array {
+namespace tessera::storage {
 
 //! Owns `fd` (nothing when negative) and closes it on destruction.
 struct UniqueFd {
@@ -20,4 +20,4 @@ struct UniqueFd {
   UniqueFd& operator=(UniqueFd&&) = delete;
 };
 
-}  // namespace tessera::array
+}  // namespace tessera::storage
