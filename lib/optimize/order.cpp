@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "eager.hpp"
+#include "in_parallel.hpp"
 #include "order_detail.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 
@@ -88,11 +90,17 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
   for (uint32_t i = 0; i < n_; ++i) {
     if (total_deps_[i] == 0 && !og_.removed[i]) topological_order(g, c);  // throws CycleError
   }
-  auto roots = detail::connecting_to_roots(og_, og_.deps, og_.dents, {.sets = false, .all_counts = true});
+  // The two walks (from the roots up, from the leaves down) share nothing but
+  // the graph they read. Of the leaves, only the roots' counts are read
+  // (use_longest_path); their sets make that walk the longer one.
+  detail::Connected roots, leafs;
+  auto up = [&] { roots = detail::connecting_to_roots(og_, og_.deps, og_.dents, {.sets = false, .all_counts = true}); };
+  auto down = [&] {
+    leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, {.sets = true, .all_counts = false});
+  };
+  detail::in_parallel(og_.n, down, up);
   roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
-  // Of the leaves, only the roots' counts are read (use_longest_path).
-  auto leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, {.sets = true, .all_counts = false});
   leafs_connected_ = std::move(leafs.counts);
   leafs_of_root_ = std::move(leafs.sets);
   leaf_sets_ = std::move(leafs.owned);
@@ -386,7 +394,6 @@ std::vector<uint32_t> order(const Graph& g) { return order(g, compile(g)); }
 
 std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   if (c.size() == 0) return {};
-  std::vector<uint32_t> best = Orderer(g, c).run();
   // The schedulers run whatever a completion makes ready first, so an order
   // mostly chooses which root starts next. Besides the critical-path order,
   // try sequencing the roots greedily by their effect on memory, and keep the
@@ -394,8 +401,13 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // order.py notes that computing several orders and keeping the one with
   // less pressure is the natural next step). The greedy look-ahead tries at
   // most `candidates` roots per step; the budget shrinks as graphs grow so the
-  // whole stays near-linear.
-  const detail::EagerGraph eg(g, c, {});
+  // whole stays near-linear. The model is built while the critical-path order
+  // is made.
+  std::vector<uint32_t> best;
+  std::optional<detail::EagerGraph> model;
+  detail::in_parallel(
+      c.size(), [&] { best = Orderer(g, c).run(); }, [&] { model.emplace(g, c, absl::Span<const Key>()); });
+  const detail::EagerGraph& eg = *model;
   const uint32_t candidates = static_cast<uint32_t>(std::clamp<size_t>(4'000'000 / c.size(), 4, 128));
   uint32_t best_held = detail::eager_max_held(eg, best);
   // No order holds fewer than every sink's result (never released) or all the
@@ -412,22 +424,38 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // The forest's bound takes a walk of the graph: only when the others fall short.
   if (best_held > lower_bound) lower_bound = std::max(lower_bound, detail::forest_min_held(eg));
   if (best_held <= lower_bound) return best;
+  // A sequence that holds as many as the best so far is dropped: it gives up there.
+  struct Tried {
+    std::vector<uint32_t> order;
+    uint32_t held = 0;
+  };
+  auto sequence = [&](detail::RootChoice choice, const std::vector<uint32_t>& base) {
+    Tried t;
+    t.order = detail::eager_sequence(g, c, eg, base, choice, candidates, t.held, best_held);
+    return t;
+  };
+  auto keep_if_better = [&](Tried& t) {
+    if (t.held >= best_held) return;
+    best_held = t.held;
+    best = std::move(t.order);
+  };
+  // The first two greedy sequences both start from the critical-path order,
+  // at once; the first of them to hold fewest is kept. (Starting the second
+  // from the first when the first wins, as one after another could, gives the
+  // same orders on every graph of tests/data/graphs.)
+  Tried least_growth, best_per_task;
+  detail::in_parallel(c.size(), [&] { least_growth = sequence(detail::RootChoice::least_growth, best); },
+                      [&] { best_per_task = sequence(detail::RootChoice::best_per_task, best); });
+  keep_if_better(least_growth);
+  keep_if_better(best_per_task);
   // The pair look-ahead's budget covers graphs of up to some tens of
   // thousands of tasks; on larger ones it would refine only the first roots,
   // for the price of one more simulation of the whole graph (a third more
   // instructions in order() on bench/overhead's 90,000-task stencil).
   constexpr size_t kLookAheadTasks = 50'000;
-  for (auto choice : {detail::RootChoice::least_growth, detail::RootChoice::best_per_task,
-                      detail::RootChoice::look_ahead}) {
-    if (best_held <= lower_bound) break;  // nothing left to gain
-    if (choice == detail::RootChoice::look_ahead && c.size() > kLookAheadTasks) break;
-    uint32_t held = 0;
-    // A sequence that holds as many as the best so far is dropped: it gives up there.
-    std::vector<uint32_t> p = detail::eager_sequence(g, c, eg, best, choice, candidates, held, best_held);
-    if (held < best_held) {
-      best_held = held;
-      best = std::move(p);
-    }
+  if (best_held > lower_bound && c.size() <= kLookAheadTasks) {
+    Tried look_ahead = sequence(detail::RootChoice::look_ahead, best);
+    keep_if_better(look_ahead);
   }
   return best;
 }

@@ -99,8 +99,10 @@ Result get_sync(const Plan& plan, const GetOptions& options) {
   return run_plan(plan, options, 1, [](detail::Run& run) { run.work(0); });
 }
 
+// A Plan prepares independent parts at once on the arena it is built in: the
+// run's own, so that preparing uses no more threads than running.
 Result get_sync(const Graph& g, const Keys& keys, const GetOptions& options) {
-  return get_sync(Plan(g, keys, options.cache), options);
+  return get_sync(arena_for(1).execute([&] { return Plan(g, keys, options.cache); }), options);
 }
 
 Result get(const Plan& plan, const GetOptions& options) {
@@ -124,7 +126,8 @@ Result get(const Plan& plan, const GetOptions& options) {
 }
 
 Result get(const Graph& g, const Keys& keys, const GetOptions& options) {
-  return get(Plan(g, keys, options.cache), options);
+  const int n = resolve_workers(options.num_workers);
+  return get(arena_for(n).execute([&] { return Plan(g, keys, options.cache); }), options);
 }
 
 }  // namespace tessera

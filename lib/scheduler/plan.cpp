@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "optimize/in_parallel.hpp"
 #include "optimize/rank_sort.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
@@ -33,16 +34,47 @@ class PlanBuilder {
   }
 
   void build() {
-    cull();
-    number();
-    prioritize();
-    link();
+    if (given_priorities_.empty() && requests_every_sink()) {
+      // The request needs the whole graph: its order need not wait for the cull.
+      std::vector<uint32_t> whole;
+      detail::in_parallel(
+          c_.size(), [&] { whole = order(g_, c_); },
+          [&] {
+            cull();
+            number();
+            link();
+          });
+      take_priorities(whole);
+    } else {
+      cull();
+      number();
+      // Ordering and laying out the edges read the numbering and write apart.
+      detail::in_parallel(c_.size(), [&] { prioritize(); }, [&] { link(); });
+    }
+    // dask's start state: sorted so that the best priority is popped first.
+    detail::sort_by_rank_descending(p_.initial_ready_, p_.priority_);
   }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
 
   bool is_task(uint32_t gid) const { return cached_[gid] == kNone && g_.node(gid).is_task(); }
+
+  // Whether the request needs every node and takes none from the cache: every
+  // node reaches a sink, and every sink is requested.
+  bool requests_every_sink() const {
+    if (!cache_values_.empty()) return false;
+    std::vector<uint8_t> requested(c_.size(), 0);
+    for (const Key& k : p_.keys_.flatten()) {
+      const auto id = g_.index_of(k);
+      if (!id) return false;  // cull() says which
+      requested[*id] = 1;
+    }
+    for (uint32_t i = 0; i < c_.size(); ++i) {
+      if (c_.dependents(i).empty() && !requested[i]) return false;
+    }
+    return true;
+  }
 
   // Stops at literals and cached values; aliases resolve to their targets.
   void cull() {
@@ -81,38 +113,33 @@ class PlanBuilder {
   // order() of the graph when the request needs all of it; otherwise of the
   // needed part alone (cached keys as literals), as dask orders a culled graph.
   void prioritize() {
-    p_.priority_.resize(p_.num_tasks_);
-    if (!given_priorities_.empty()) {
-      for (uint32_t u = 0; u < p_.num_tasks_; ++u) p_.priority_[u] = given_priorities_[p_.graph_id_[u]];
-      return;
-    }
+    if (!given_priorities_.empty()) return take_priorities(given_priorities_);
     size_t non_alias = 0;
     for (uint32_t i = 0; i < c_.size(); ++i) non_alias += g_.node(i).is_alias() ? 0 : 1;
-    const bool whole = culled_.nodes.size() == non_alias && cache_values_.empty();
-    std::vector<uint32_t> prio;
+    if (culled_.nodes.size() == non_alias && cache_values_.empty()) return take_priorities(order(g_, c_));
     std::vector<uint32_t> sub_of(c_.size(), kNone);
-    if (whole) {
-      prio = order(g_, c_);
-    } else {
-      std::vector<uint32_t> part = culled_.nodes;
-      part.insert(part.end(), culled_.aliases.begin(), culled_.aliases.end());
-      std::sort(part.begin(), part.end());
-      Graph sub;
-      sub.reserve(part.size());
-      for (uint32_t gid : part) {
-        sub_of[gid] = static_cast<uint32_t>(sub.size());
-        if (cached_[gid] != kNone) {
-          sub.put(g_.key(gid), cache_values_[cached_[gid]]);
-        } else {
-          sub.set(g_.key(gid), g_.node(gid));
-        }
+    std::vector<uint32_t> part = culled_.nodes;
+    part.insert(part.end(), culled_.aliases.begin(), culled_.aliases.end());
+    std::sort(part.begin(), part.end());
+    Graph sub;
+    sub.reserve(part.size());
+    for (uint32_t gid : part) {
+      sub_of[gid] = static_cast<uint32_t>(sub.size());
+      if (cached_[gid] != kNone) {
+        sub.put(g_.key(gid), cache_values_[cached_[gid]]);
+      } else {
+        sub.set(g_.key(gid), g_.node(gid));
       }
-      prio = order(sub, compile(sub));
     }
-    for (uint32_t u = 0; u < p_.num_tasks_; ++u) {
-      uint32_t gid = p_.graph_id_[u];
-      p_.priority_[u] = prio[whole ? gid : sub_of[gid]];
-    }
+    const std::vector<uint32_t> prio = order(sub, compile(sub));
+    p_.priority_.resize(p_.num_tasks_);
+    for (uint32_t u = 0; u < p_.num_tasks_; ++u) p_.priority_[u] = prio[sub_of[p_.graph_id_[u]]];
+  }
+
+  // Each task's priority from priorities by graph id.
+  void take_priorities(absl::Span<const uint32_t> by_graph_id) {
+    p_.priority_.resize(p_.num_tasks_);
+    for (uint32_t u = 0; u < p_.num_tasks_; ++u) p_.priority_[u] = by_graph_id[p_.graph_id_[u]];
   }
 
   void link() {
@@ -137,8 +164,6 @@ class PlanBuilder {
     for (uint32_t u = 0; u < nt; ++u) {
       if (p.waiting_[u] == 0) p.initial_ready_.push_back(u);
     }
-    // dask's start state: sorted so that the best priority is popped first.
-    detail::sort_by_rank_descending(p.initial_ready_, p.priority_);
   }
 
   Plan& p_;

@@ -48,6 +48,10 @@
 //
 // `get` runs `num_workers` workers in a tbb::task_arena; the caller's thread is
 // one of them, and there is no dispatcher thread. A task may itself call get.
+// `num_workers` is an upper bound: while the tasks are too short for workers to
+// gain on one another (a few microseconds each), the run goes on with the
+// caller's thread alone, and widens again when that stops paying. Preparing a
+// large graph (its Plan) uses the same arena for its independent parts.
 // `get_sync` runs every task on the caller's thread, for debugging and for
 // measuring memory (docs/graph-format.md's `sync_max_held` is its peak).
 //
