@@ -100,8 +100,9 @@ std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, co
 //! The tasks of one planned step over `x`; `token` makes its names unique.
 Step make_layer(const StepInput& x, const PlannedStep& step, const RechunkOptions& options, const std::string& token);
 
-//! One step by the `tasks` method, fused or not; `token` makes the names unique.
-Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std::string& token);
+//! One step by the `tasks` method, fused or not (RechunkOptions::fuse and
+//! fused_task_limit); `token` makes the names unique.
+Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& token);
 
 //! The `shuffle` method, in one step.
 Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& token);

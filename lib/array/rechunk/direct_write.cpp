@@ -184,7 +184,13 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
       return {target, true};
     }
   }
-  const Array y = rechunk(x, target, options.rechunk);
+  // The run refuses a task that needs more than its memory limit; a fused
+  // task that would is made from pieces instead.
+  RechunkOptions rechunk_options = options.rechunk;
+  if (rechunk_options.fused_task_limit == 0) {
+    rechunk_options.fused_task_limit = static_cast<int64_t>(options.store.compute.memory_limit);
+  }
+  const Array y = rechunk(x, target, rechunk_options);
   store(y, path, options.store);
   return {y.chunks(), false};
 }

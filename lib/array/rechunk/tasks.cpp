@@ -149,9 +149,26 @@ Task box_task(Key block, const Intersection& piece, bool contiguous) {
               ref(std::move(block)), std::move(start), std::move(shape));
 }
 
+int64_t block_bytes(const Chunks& chunks, absl::Span<const int64_t> block, const DType& dtype) {
+  int64_t bytes = static_cast<int64_t>(dtype.itemsize());
+  for (int64_t e : chunks.block_shape({block.begin(), block.end()})) bytes *= e;
+  return bytes;
+}
+
+// Whether new block `out` is made by one fused task: it holds the whole old
+// blocks of `pieces` and the new block at once.
+bool fused_fits(const StepInput& x, const Chunks& chunks, absl::Span<const int64_t> out,
+                const std::vector<Intersection>& pieces, const RechunkOptions& options) {
+  if (!options.fuse) return false;
+  if (options.fused_task_limit <= 0) return true;
+  int64_t held = block_bytes(chunks, out, x.dtype);
+  for (const Intersection& p : pieces) held += block_bytes(x.chunks, p.input_block, x.dtype);
+  return held <= options.fused_task_limit;
+}
+
 }  // namespace
 
-Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std::string& token) {
+Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& token) {
   const std::string merge = "rechunk-merge-" + token;
   const std::string split = "rechunk-split-" + token;
   const std::vector<AxisMap> maps = old_to_new(x.chunks.sizes(), chunks.sizes());
@@ -160,6 +177,7 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, bool fuse, const std:
   for_each_block(chunks, [&](absl::Span<const int64_t> out) {
     const Key key(merge, out);
     std::vector<Intersection> pieces = pieces_of(maps, out);
+    const bool fuse = fused_fits(x, chunks, out, pieces, options);
     if (pieces.size() == 1) {
       const Intersection& p = pieces.front();
       if (is_whole_block(x.chunks, p)) {
@@ -243,7 +261,7 @@ std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, co
 Step make_layer(const StepInput& x, const PlannedStep& step, const RechunkOptions& options, const std::string& token) {
   if (step.empty) return empty_layer(x, step.chunks, token);
   if (step.method == RechunkMethod::shuffle) return shuffle_layer(x, step.chunks, options, token);
-  return tasks_layer(x, step.chunks, options.fuse, token);
+  return tasks_layer(x, step.chunks, options, token);
 }
 
 }  // namespace detail

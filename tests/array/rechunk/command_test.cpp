@@ -73,6 +73,19 @@ TEST_CASE("tessera rechunk: .npy to zarr and zarr to zarr, by each method") {
   CHECK(dir.entries() == 1);  // a.npy: no scratch, no temporary store
 }
 
+TEST_CASE("tessera rechunk: rows to narrow columns by tasks under a --max-mem of a few source blocks") {
+  TempDir dir;
+  const NDArray data = iota({256, 256}, DType::float64());  // 512 KiB
+  npy::save((dir.path / "a.npy").string(), data);
+  for (const std::string workers : {"1", "2"}) {
+    CAPTURE(workers);
+    const Run r = tool(dir.path, "rechunk a.npy b.zarr --chunks -1,2 --method tasks --max-mem 64KiB --no-progress "
+                                 "--overwrite --workers " + workers);
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(array_equal(read_zarr(dir.path / "b.zarr"), data));
+  }
+}
+
 TEST_CASE("tessera rechunk: rows to columns with auto writes shards straight into the chunk files") {
   TempDir dir;
   const NDArray data = iota({64, 8192}, DType::float64());

@@ -84,6 +84,21 @@ TEST_CASE("a many-to-many rechunk under a small limit goes through an intermedia
   CHECK(array_equal(y.compute({.num_workers = 2}), data));
 }
 
+// A fused task holds the whole old blocks it copies from: under a memory limit
+// it can need more than the limit, which the run refuses. fused_task_limit
+// makes those new blocks from getitem pieces instead.
+TEST_CASE("tasks under a memory limit: fused_task_limit keeps every task within it") {
+  const NDArray data = iota({256, 256});
+  const Array x = from_ndarray(data, {8, 256});
+  const int64_t limit = 4 * x.nbytes() / 32;  // four old blocks
+  RechunkOptions options{.method = RechunkMethod::tasks, .block_size_limit = limit / 4};
+  const GetOptions run{.num_workers = 1, .memory_limit = static_cast<size_t>(limit)};
+  CHECK_THROWS_AS(rechunk(x, {256, 2}, options).compute(run), MemoryLimitError);
+  options.fused_task_limit = limit;
+  CHECK(array_equal(rechunk(x, {256, 2}, options).compute(run), data));
+  CHECK(array_equal(rechunk(x, {256, 2}, options).compute({.num_workers = 2, .memory_limit = run.memory_limit}), data));
+}
+
 TEST_CASE("shuffle: no scratch file is left after a run, or after a failing task") {
   TempDir scratch;
   const Array x = from_ndarray(iota({8, 8}), {1, 8});

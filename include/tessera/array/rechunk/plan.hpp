@@ -179,6 +179,13 @@ struct RechunkOptions {
   //! `tasks`: one task per new block copying the pieces straight from the old
   //! blocks, instead of getitem tasks and a concatenate task.
   bool fuse = true;
+  //! `tasks` with `fuse`: the most bytes a fused task may hold, the whole old
+  //! blocks it reads and its new block (0: no bound). A new block whose fused
+  //! task would hold more is made from getitem pieces and a concatenate, whose
+  //! tasks hold at most an old block and its piece, or the new block twice.
+  //! Under a memory limit (GetOptions::memory_limit), pass the limit: the run
+  //! refuses a task that needs more than it. rechunk_store does, when this is 0.
+  int64_t fused_task_limit = 0;
   //! `shuffle`: the scratch buffer is a memory-mapped file (else heap memory).
   bool disk = true;
   //! `shuffle` with `disk`: where scratch files go; empty means $TMPDIR or /tmp.
