@@ -171,9 +171,7 @@ Scratch make_scratch(const ShuffleContext& c, absl::Span<const int64_t> p) {
   for_each_index(partial_extent(c, p), [&](absl::Span<const int64_t> local) {
     std::vector<int64_t> out(local.begin(), local.end());
     for (size_t a = 0; a < out.size(); ++a) out[a] += origin[a];
-    size_t n = c.dtype.itemsize();
-    for (int64_t e : c.new_chunks.block_shape(out)) n *= static_cast<size_t>(e);
-    sizes.push_back(n);
+    sizes.push_back(array_nbytes(c.dtype, c.new_chunks.block_shape(out)));
   });
   auto region = std::make_shared<ScratchRegion>();
   region->on_disk = c.disk;

@@ -93,10 +93,8 @@ void copy_pieces(const std::vector<NDArray>& sources, const BlockAssembly& plan,
 }
 
 NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly& plan) {
-  size_t bytes = plan.dtype.itemsize();
-  for (int64_t e : plan.shape) bytes *= static_cast<size_t>(e);
-  NDArray out(Buffer::allocate(bytes), plan.dtype, plan.shape, NDArray::c_strides(plan.shape, plan.dtype.itemsize()),
-              0);
+  NDArray out(Buffer::allocate(array_nbytes(plan.dtype, plan.shape)), plan.dtype, plan.shape,
+              NDArray::c_strides(plan.shape, plan.dtype.itemsize()), 0);
   copy_pieces(sources, plan, out);
   return out;
 }
@@ -149,21 +147,18 @@ Task box_task(Key block, const Intersection& piece, bool contiguous) {
               ref(std::move(block)), std::move(start), std::move(shape));
 }
 
-int64_t block_bytes(const Chunks& chunks, absl::Span<const int64_t> block, const DType& dtype) {
-  int64_t bytes = static_cast<int64_t>(dtype.itemsize());
-  for (int64_t e : chunks.block_shape({block.begin(), block.end()})) bytes *= e;
-  return bytes;
-}
-
 // Whether new block `out` is made by one fused task: it holds the whole old
-// blocks of `pieces` and the new block at once.
+// blocks of `pieces` and the new block at once. (Each is at most the array's
+// bytes, below 2^63, so their sum fits in a size_t.)
 bool fused_fits(const StepInput& x, const Chunks& chunks, absl::Span<const int64_t> out,
                 const std::vector<Intersection>& pieces, const RechunkOptions& options) {
   if (!options.fuse) return false;
   if (options.fused_task_limit <= 0) return true;
-  int64_t held = block_bytes(chunks, out, x.dtype);
-  for (const Intersection& p : pieces) held += block_bytes(x.chunks, p.input_block, x.dtype);
-  return held <= options.fused_task_limit;
+  size_t held = array_nbytes(x.dtype, chunks.block_shape({out.begin(), out.end()}));
+  for (const Intersection& p : pieces) {
+    held += array_nbytes(x.dtype, x.chunks.block_shape({p.input_block.begin(), p.input_block.end()}));
+  }
+  return held <= static_cast<size_t>(options.fused_task_limit);
 }
 
 }  // namespace
