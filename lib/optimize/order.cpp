@@ -92,13 +92,13 @@ Orderer::Orderer(const Graph& g, const CompiledGraph& c)
   }
   // The two walks (from the roots up, from the leaves down) share nothing but
   // the graph they read. Of the leaves, only the roots' counts are read
-  // (use_longest_path); their sets make that walk the longer one.
+  // (use_longest_path).
   detail::Connected roots, leafs;
   auto up = [&] { roots = detail::connecting_to_roots(og_, og_.deps, og_.dents, {.sets = false, .all_counts = true}); };
   auto down = [&] {
     leafs = detail::connecting_to_roots(og_, og_.dents, og_.deps, {.sets = true, .all_counts = false});
   };
-  detail::in_parallel(og_.n, down, up);
+  detail::in_parallel(og_.n, up, down);
   roots_connected_ = std::move(roots.counts);
   max_dependents_ = std::move(roots.max_dependents);
   leafs_connected_ = std::move(leafs.counts);
@@ -429,9 +429,10 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
     std::vector<uint32_t> order;
     uint32_t held = 0;
   };
-  auto sequence = [&](detail::RootChoice choice, const std::vector<uint32_t>& base) {
+  // Each sequence starts from the best order so far.
+  auto sequence = [&](detail::RootChoice choice) {
     Tried t;
-    t.order = detail::eager_sequence(g, c, eg, base, choice, candidates, t.held, best_held);
+    t.order = detail::eager_sequence(g, c, eg, best, choice, candidates, t.held, best_held);
     return t;
   };
   auto keep_if_better = [&](Tried& t) {
@@ -444,8 +445,8 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // from the first when the first wins, as one after another could, gives the
   // same orders on every graph of tests/data/graphs.)
   Tried least_growth, best_per_task;
-  detail::in_parallel(c.size(), [&] { least_growth = sequence(detail::RootChoice::least_growth, best); },
-                      [&] { best_per_task = sequence(detail::RootChoice::best_per_task, best); });
+  detail::in_parallel(c.size(), [&] { least_growth = sequence(detail::RootChoice::least_growth); },
+                      [&] { best_per_task = sequence(detail::RootChoice::best_per_task); });
   keep_if_better(least_growth);
   keep_if_better(best_per_task);
   // The pair look-ahead's budget covers graphs of up to some tens of
@@ -454,7 +455,7 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // instructions in order() on bench/overhead's 90,000-task stencil).
   constexpr size_t kLookAheadTasks = 50'000;
   if (best_held > lower_bound && c.size() <= kLookAheadTasks) {
-    Tried look_ahead = sequence(detail::RootChoice::look_ahead, best);
+    Tried look_ahead = sequence(detail::RootChoice::look_ahead);
     keep_if_better(look_ahead);
   }
   return best;

@@ -34,19 +34,20 @@ class PlanBuilder {
   }
 
   void build() {
-    if (given_priorities_.empty() && requests_every_sink()) {
+    const std::vector<uint32_t> roots = requested_ids();
+    if (given_priorities_.empty() && requests_every_sink(roots)) {
       // The request needs the whole graph: its order need not wait for the cull.
       std::vector<uint32_t> whole;
       detail::in_parallel(
           c_.size(), [&] { whole = order(g_, c_); },
           [&] {
-            cull();
+            cull(roots);
             number();
             link();
           });
       take_priorities(whole);
     } else {
-      cull();
+      cull(roots);
       number();
       // Ordering and laying out the edges read the numbering and write apart.
       detail::in_parallel(c_.size(), [&] { prioritize(); }, [&] { link(); });
@@ -60,16 +61,23 @@ class PlanBuilder {
 
   bool is_task(uint32_t gid) const { return cached_[gid] == kNone && g_.node(gid).is_task(); }
 
+  // The graph ids of the requested keys, in Keys::flatten order.
+  std::vector<uint32_t> requested_ids() const {
+    std::vector<uint32_t> roots;
+    for (const Key& k : p_.keys_.flatten()) {
+      auto id = g_.index_of(k);
+      if (!id) throw MissingKeyError(k, std::nullopt);
+      roots.push_back(*id);
+    }
+    return roots;
+  }
+
   // Whether the request needs every node and takes none from the cache: every
   // node reaches a sink, and every sink is requested.
-  bool requests_every_sink() const {
+  bool requests_every_sink(absl::Span<const uint32_t> roots) const {
     if (!cache_values_.empty()) return false;
     std::vector<uint8_t> requested(c_.size(), 0);
-    for (const Key& k : p_.keys_.flatten()) {
-      const auto id = g_.index_of(k);
-      if (!id) return false;  // cull() says which
-      requested[*id] = 1;
-    }
+    for (uint32_t id : roots) requested[id] = 1;
     for (uint32_t i = 0; i < c_.size(); ++i) {
       if (c_.dependents(i).empty() && !requested[i]) return false;
     }
@@ -77,13 +85,7 @@ class PlanBuilder {
   }
 
   // Stops at literals and cached values; aliases resolve to their targets.
-  void cull() {
-    std::vector<uint32_t> roots;
-    for (const Key& k : p_.keys_.flatten()) {
-      auto id = g_.index_of(k);
-      if (!id) throw MissingKeyError(k, std::nullopt);
-      roots.push_back(*id);
-    }
+  void cull(absl::Span<const uint32_t> roots) {
     std::vector<uint8_t> known;
     if (!cache_values_.empty()) {
       known.resize(c_.size());
