@@ -28,7 +28,8 @@ workers=${3:-2}
 build=${4:-build}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
-[ -d "$build/meson-private" ] || meson setup "$build" -Dbench=true >/dev/null
+. "$root/bench/build.sh"
+bench_build "$build"
 ninja -C "$build" -j2 bench/bench_algebra bench/bench_algebra_eigen >/dev/null
 
 out=$(mktemp "${TMPDIR:-/tmp}/tessera-bench-algebra-XXXXXX")

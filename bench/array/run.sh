@@ -14,7 +14,8 @@ gib=${2:-2}
 repeats=${3:-5}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
-[ -d "$build/meson-private" ] || meson setup "$build" -Dbench=true >/dev/null
+. "$root/bench/build.sh"
+bench_build "$build"
 ninja -C "$build" -j2 bench/bench_array_sum >/dev/null
 
 data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-array-XXXXXX")

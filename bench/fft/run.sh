@@ -21,7 +21,8 @@ size=${1:-1GiB}
 build=${2:-build}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
-[ -d "$build/meson-private" ] || meson setup "$build" -Dbench=true >/dev/null
+. "$root/bench/build.sh"
+bench_build "$build"
 ninja -C "$build" -j2 bench/bench_fft examples/demo >/dev/null
 peer="$here/../peers/fft_dask.py"
 measure="$here/../peers/rechunk_disk.py"

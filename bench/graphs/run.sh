@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 leaves=${1:-100000}
-[ -d build/meson-private ] || meson setup build >/dev/null
+. bench/build.sh
+bench_build
 ninja -C build tools/tessera >/dev/null
 for f in tests/data/graphs/*.json; do build/tools/tessera graph inspect "$f" --json; done |
   /usr/bin/python3 -c '

@@ -4,7 +4,8 @@
 # what a Key costs to copy and find, the price of counting interned names.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -d build/meson-private ] || meson setup build -Dbench=true >/dev/null
+. bench/build.sh
+bench_build
 ninja -C build -j2 bench/bench_leak bench/bench_key_copy >/dev/null
 build/bench/bench_leak "$@"
 build/bench/bench_key_copy

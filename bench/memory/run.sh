@@ -28,6 +28,8 @@ case "$size" in
 esac
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
+. "$root/bench/build.sh"
+bench_build "$build"
 ninja -C "$build" bench/bench_memory >/dev/null
 limit=$((limit_mib * 1024 * 1024))
 peer="$here/../peers/memory_dask.py"

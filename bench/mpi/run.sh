@@ -15,7 +15,8 @@ engines=4
 peer_timeout=${PEER_TIMEOUT:-600}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-[ -d build/meson-private ] || meson setup build -Dbench=true >/dev/null
+. bench/build.sh
+bench_build
 ninja -C build -j2 bench/bench_spmd_mpi examples/spmd_md5_mpi >/dev/null
 
 work=$(mktemp -d /tmp/tessera-mpi-bench-XXXXXX)

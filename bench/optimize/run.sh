@@ -3,6 +3,7 @@
 # (bench/peers/order_peer.py) on the same graph.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -d build/meson-private ] || meson setup build >/dev/null
+. bench/build.sh
+bench_build
 ninja -C build bench/bench_optimize >/dev/null
 exec build/bench/bench_optimize "$@"

@@ -23,6 +23,8 @@ disk_gib=${3:-4}
 repeats=${4:-3}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
+. "$root/bench/build.sh"
+bench_build "$build"
 ninja -C "$build" bench/bench_rechunk tools/tessera >/dev/null
 peer="$here/../peers/rechunk_disk.py"
 

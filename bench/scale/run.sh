@@ -4,6 +4,7 @@
 # Pass --fan-in N / --chain N to change the sizes (0 skips a shape).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -d build/meson-private ] || meson setup build -Dbench=true >/dev/null
+. bench/build.sh
+bench_build
 ninja -C build -j2 bench/bench_scale >/dev/null
 exec build/bench/bench_scale "$@"

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.."
 engines=${SPMD_BENCH_ENGINES:-100}
 peer_timeout=${PEER_TIMEOUT:-900}
 
-[ -d build/meson-private ] || meson setup build >/dev/null
+. bench/build.sh
+bench_build
 ninja -C build -j2 bench/spmd_bench >/dev/null
 
 work=$(mktemp -d /tmp/tessera-spmd-bench-XXXXXX)

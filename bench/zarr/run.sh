@@ -30,7 +30,8 @@ size=${2:-quarter}
 repeats=${3:-3}
 python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
-[ -d "$build/meson-private" ] || meson setup "$build" -Dbench=true >/dev/null
+. "$root/bench/build.sh"
+bench_build "$build"
 ninja -C "$build" -j2 bench/bench_zarr tools/tessera >/dev/null
 case $size in
   full) shape="512 1024 1024" ;;

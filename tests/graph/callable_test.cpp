@@ -8,6 +8,10 @@
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/graph.hpp"
 
+// A named namespace: scripts/test compiles a suite as one file, where another
+// test file's helpers of the same name would clash.
+namespace callable_test {
+
 using namespace tessera;
 
 namespace {
@@ -59,3 +63,5 @@ TEST_CASE("call_result_t is what the function returns, also through fn") {
   auto untyped = [](absl::Span<const Value> v) { return static_cast<double>(v.size()); };
   CHECK(std::is_same_v<call_result_t<decltype(untyped)>, double>);
 }
+
+}  // namespace callable_test

@@ -5,6 +5,10 @@
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 
+// A named namespace: scripts/test compiles a suite as one file, where another
+// test file's helpers of the same name would clash.
+namespace graph_ops_test {
+
 using namespace tessera;
 
 namespace {
@@ -153,3 +157,5 @@ TEST_CASE("a missing dependency is named with the task that refers to it") {
   REQUIRE_THROWS_WITH_AS(toposort(g), "missing key q: task v depends on it, but the graph has no such key",
                          MissingKeyError);
 }
+
+}  // namespace graph_ops_test

@@ -21,6 +21,10 @@
 #include "tessera/scheduler/get.hpp"
 #include "testing.hpp"
 
+// A named namespace: scripts/test compiles a suite as one file, where another
+// test file's helpers of the same name would clash.
+namespace budget_test {
+
 using namespace tessera;
 using tessera::testing::RandomDag;
 namespace fs = std::filesystem;
@@ -302,3 +306,5 @@ TEST_CASE("the budget's fractions are checked: 0 < memory_target <= memory_pause
                        Error);
   CHECK(get_sync(g, "a", {.memory_limit = 1 << 20, .memory_target = 1.0, .memory_pause = 1.0}).as<int>() == 1);
 }
+
+}  // namespace budget_test

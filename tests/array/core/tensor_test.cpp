@@ -8,6 +8,10 @@
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"
 
+// A named namespace: scripts/test compiles a suite as one file, where another
+// test file's helpers of the same name would clash.
+namespace tensor_test {
+
 using namespace tessera;
 using namespace tessera::array;
 
@@ -100,3 +104,5 @@ TEST_CASE("from_tensor copies an evaluated tensor into a new C-ordered block of 
   Eigen::Tensor<int64_t, 2, Eigen::RowMajor> doubled = a.tensor<const int64_t, 2>() * int64_t{2};
   CHECK(array_equal(from_tensor(doubled), NDArray::from_vector(std::vector<int64_t>{2, 4, 6, 8, 10, 12}, {2, 3})));
 }
+
+}  // namespace tensor_test

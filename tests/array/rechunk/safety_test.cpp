@@ -27,6 +27,10 @@
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/graph/error.hpp"
 
+// A named namespace: scripts/test compiles a suite as one file, where another
+// test file's helpers of the same name would clash.
+namespace safety_test {
+
 using namespace tessera::array;
 using tessera::StorageError;
 using testing::iota;
@@ -396,3 +400,5 @@ TEST_CASE("tessera rechunk: every method stays under --max-mem + 100 MiB on a so
   }
 }
 #endif
+
+}  // namespace safety_test
