@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <absl/strings/str_cat.h>
 
@@ -36,14 +37,19 @@ class Pipeline final : public ChunkCodec {
     const Strides c = NDArray::c_strides(stored, item);
     strides_.assign(s_.chunk_shape.size(), 0);
     for (size_t i = 0; i < s_.perm.size(); ++i) strides_[static_cast<size_t>(s_.perm[i])] = c[i];
-    // The size each codec decodes to, when every codec before it has a fixed size.
+    // The size each codec decodes to, when every codec before it has a fixed
+    // size, and the most it can decode to (the worst case of the codecs before it).
     sizes_.assign(s_.codecs.size(), 0);
+    bounds_.assign(s_.codecs.size() + 1, nbytes_);
     size_t size = nbytes_;
     for (size_t k = 0; k < s_.codecs.size(); ++k) {
       sizes_[k] = size;
       size = size == 0 ? 0 : s_.codecs[k]->encoded_size(size);
+      bounds_[k + 1] = worst_case(*s_.codecs[k], bounds_[k]);
     }
   }
+
+  size_t max_encoded_size() const override { return bounds_.back(); }
 
   void decode(Bytes in, const NDArray& out) const override {
     const bool direct = !s_.big_endian && out.strides() == strides_ && out.writable();
@@ -55,8 +61,12 @@ class Pipeline final : public ChunkCodec {
     };
     Bytes cur = in;
     Buffer hold[2];
+    if (!s_.codecs.empty() && in.size() > bounds_.back()) throw too_big(in.size(), bounds_.back());
     for (size_t k = s_.codecs.size(); k-- > 0;) {
-      size_t cap = sizes_[k] != 0 ? sizes_[k] : s_.codecs[k]->decoded_size(cur.size());
+      // A codec decodes to at most what the codecs before it can make; one
+      // of fixed size to exactly that.
+      const size_t fixed = sizes_[k] != 0 ? sizes_[k] : s_.codecs[k]->decoded_size(cur.size());
+      const size_t cap = fixed != 0 ? std::min(fixed, bounds_[k]) : bounds_[k];
       MutableBytes dst;
       if (k == 0) {
         dst = target(nbytes_);
@@ -123,13 +133,25 @@ class Pipeline final : public ChunkCodec {
   }
 
  private:
+  CodecError too_big(size_t found, size_t bound) const {
+    return CodecError(absl::StrCat("expected an encoded chunk of at most ", bound, " bytes (the worst case of ",
+                                   describe().back(), " for ", s_.dtype.name(), " ", shape_str(s_.chunk_shape),
+                                   "), found ", found, " bytes"));
+  }
+
   PipelineSpec s_;
   size_t nbytes_ = 0;
   Strides strides_;
   std::vector<size_t> sizes_;
+  std::vector<size_t> bounds_;  // bounds_[k]: the most bytes codec k decodes to; back(): the encoded chunk's
 };
 
 }  // namespace
+
+size_t worst_case(const codec::Codec& c, size_t n) {
+  const size_t bound = c.encode_bound(n);
+  return bound < n ? std::numeric_limits<size_t>::max() : bound;  // saturates rather than wraps
+}
 
 void copy_from_scratch(const NDArray& scratch, const NDArray& out) {
   const size_t item = scratch.dtype().itemsize();

@@ -53,6 +53,10 @@ class ChunkCodec {
   virtual bool raw() const = 0;
   //! The byte strides of a raw chunk's elements (raw() only).
   virtual Strides raw_strides() const = 0;
+  //! The most bytes an encoded chunk can hold: every codec's documented worst
+  //! case applied in turn. A stored chunk bigger than this was not written by
+  //! any codec of the chain, and is refused before it is read.
+  virtual size_t max_encoded_size() const = 0;
   //! One line per codec for `tessera info`.
   virtual std::vector<std::string> describe() const = 0;
 };
@@ -70,6 +74,9 @@ Buffer thread_scratch(Scratch use, size_t n);
 //! no SIGBUS guard, whose signal-mask system call per chunk costs more than
 //! copying a small chunk): rows of memcpy. Same shape and dtype.
 void copy_from_scratch(const NDArray& scratch, const NDArray& out);
+
+//! c.encode_bound(n), saturated at SIZE_MAX instead of wrapping.
+size_t worst_case(const codec::Codec& c, size_t n);
 
 //! Layout, byte order, then bytes-to-bytes codecs.
 struct PipelineSpec {

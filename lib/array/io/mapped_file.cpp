@@ -16,6 +16,7 @@
 #include "tessera/graph/error.hpp"
 #include "array/io/bus_guard.hpp"
 #include "storage/unique_fd.hpp"
+#include "storage/regular_file.hpp"
 
 namespace tessera::array {
 
@@ -126,13 +127,9 @@ MappedFile::~MappedFile() {
 }
 
 std::shared_ptr<MappedFile> MappedFile::open(const std::string& path, Access access) {
-  UniqueFd f{::open(path.c_str(), (access == Access::ReadWrite ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
-  if (f.fd < 0) throw StorageError(path, "cannot open", errno);
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw StorageError(path, "cannot stat", errno);
-  if (!S_ISREG(st.st_mode)) throw StorageError(path, "expected a regular file");
-  const auto size = static_cast<size_t>(st.st_size);
-  return std::make_shared<MappedFile>(Token{}, path, map(path, f.fd, size, access), size, access);
+  const storage::RegularFile f = *storage::open_regular(path, access == Access::ReadWrite ? O_RDWR : O_RDONLY);
+  const auto size = static_cast<size_t>(f.size);
+  return std::make_shared<MappedFile>(Token{}, path, map(path, f.file.fd, size, access), size, access);
 }
 
 std::shared_ptr<MappedFile> MappedFile::create(const std::string& path, size_t size) {

@@ -38,6 +38,10 @@ class Sharding final : public ChunkCodec {
     for (int64_t g : grid_) count_ *= static_cast<size_t>(g);
     index_shape_ = grid_;
     index_shape_.push_back(2);
+    // Every inner chunk at its worst, and the index.
+    const unsigned __int128 most =
+        static_cast<unsigned __int128>(count_) * s_.inner->max_encoded_size() + s_.index_nbytes;
+    max_bytes_ = most > std::numeric_limits<size_t>::max() ? std::numeric_limits<size_t>::max() : static_cast<size_t>(most);
   }
 
   void decode(Bytes in, const NDArray& out) const override {
@@ -105,6 +109,7 @@ class Sharding final : public ChunkCodec {
 
   bool raw() const override { return false; }
   Strides raw_strides() const override { return {}; }
+  size_t max_encoded_size() const override { return max_bytes_; }
 
   std::vector<std::string> describe() const override {
     std::vector<std::string> out = {absl::StrCat("sharding_indexed(chunk_shape=", shape_str(s_.inner_shape),
@@ -172,6 +177,7 @@ class Sharding final : public ChunkCodec {
   Shape grid_;
   Shape index_shape_;
   size_t count_ = 0;
+  size_t max_bytes_ = 0;
 };
 
 }  // namespace

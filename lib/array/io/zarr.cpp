@@ -15,6 +15,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "storage/regular_file.hpp"
 #include "storage/unique_fd.hpp"
 #include "array/io/zarr_json.hpp"
 #include "storage/publish.hpp"
@@ -84,23 +85,16 @@ void write_bytes(const std::string& path, codec::Bytes bytes) {
   rename_into_place(tmp, path);
 }
 
-// A chunk file read with pread.
+// A chunk file read with pread; its size is the one open_regular saw (a
+// file that shrinks after is "shorter", one that grows is read that far).
 class FileSource final : public detail::ChunkSource {
  public:
-  //! `expected`: about how big the file is, so that read_all usually needs no fstat.
-  FileSource(int fd, std::string path, size_t expected) : fd_(fd), path_(std::move(path)), expected_(expected) {}
-  size_t size() const override {
-    if (!size_) {
-      struct stat st {};
-      if (::fstat(fd_, &st) != 0) throw StorageError(path_, "cannot stat the chunk file", errno);
-      size_ = static_cast<size_t>(st.st_size);
-    }
-    return *size_;
-  }
+  explicit FileSource(storage::RegularFile file) : file_(std::move(file)) {}
+  size_t size() const override { return static_cast<size_t>(file_.size); }
   void read(size_t offset, codec::MutableBytes out) const override {
     size_t done = 0;
     while (done < out.size()) {
-      const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      const ssize_t n = ::pread(file_.file.fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         throw codec::CodecError(absl::StrCat("cannot read ", out.size(), " bytes at offset ", offset,
@@ -109,29 +103,9 @@ class FileSource final : public detail::ChunkSource {
       done += static_cast<size_t>(n);
     }
   }
-  // One pread into a buffer bigger than the file when `expected` holds: a
-  // short read of a regular file (Linux) is its end, so no fstat is needed.
-  detail::EncodedChunk read_all() const override {
-    if (!size_) {
-      Buffer b = detail::thread_scratch(detail::Scratch::encoded, expected_ + 1);
-      ssize_t n = 0;
-      do {
-        n = ::pread(fd_, b.data(), expected_ + 1, 0);
-      } while (n < 0 && errno == EINTR);
-      if (n < 0) throw codec::CodecError(absl::StrCat("cannot read the chunk: ", std::strerror(errno)));
-      if (static_cast<size_t>(n) <= expected_) {
-        size_ = static_cast<size_t>(n);
-        return {std::move(b), *size_};
-      }
-    }
-    return ChunkSource::read_all();
-  }
 
  private:
-  int fd_;
-  std::string path_;
-  size_t expected_;
-  mutable std::optional<size_t> size_;
+  storage::RegularFile file_;
 };
 
 StorageError wrong_raw_size(const std::string& file_path, const Metadata& meta, size_t expected, size_t found) {
@@ -245,15 +219,20 @@ bool Store::fill_is_zero() const {
 
 bool Store::decode_file(const std::vector<int64_t>& block, const NDArray& chunk) const {
   const std::string file_path = chunk_path(block);
-  const UniqueFd file(::open(file_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.fd < 0) {
-    if (errno == ENOENT) return false;
-    throw StorageError(file_path, "cannot open the chunk file", errno);
-  }
-  // Encoded chunks are rarely bigger than raw ones (a compressor's header more).
-  const FileSource source(file.fd, file_path, chunk_nbytes() + 4096);
+  // A FIFO or a device in a chunk's place is refused, never waited on.
+  std::optional<storage::RegularFile> file = storage::open_regular(file_path, O_RDONLY, /*missing_ok=*/true);
+  if (!file) return false;
+  const FileSource source(std::move(*file));
   if (codec_->raw() && source.size() != chunk_nbytes()) {
     throw wrong_raw_size(file_path, meta_, chunk_nbytes(), source.size());
+  }
+  // No codec writes more than its worst case: a bigger file is not this
+  // store's chunk, and reading it whole would cost its size in memory.
+  if (source.size() > codec_->max_encoded_size()) {
+    throw StorageError(file_path, absl::StrCat("chunk ", chunk_key(block), " of ", path_, ": expected at most ",
+                                               codec_->max_encoded_size(), " bytes (the most its codecs make of a ",
+                                               meta_.dtype.name(), " ", shape_str(meta_.chunk_shape),
+                                               " chunk), found ", source.size()));
   }
   try {
     codec_->decode_from(source, chunk);
@@ -355,8 +334,7 @@ Store open_node(const std::string& path, Access access) {
   if (path_exists(dir / "zarr.json")) {
     const std::string meta_path = (dir / "zarr.json").string();
     const std::string text = detail::read_text(meta_path);
-    json probe = json::parse(text, nullptr, false);
-    if (detail::string_at(probe, "node_type") == "group") not_an_array(path);
+    if (detail::string_at(detail::parse_document(text, meta_path), "node_type") == "group") not_an_array(path);
     return Store(path, parse_metadata_v3(text, meta_path), access);
   }
   if (is_group(path)) not_an_array(path);

@@ -1,7 +1,10 @@
 // zarr groups: telling a group from an array, walking a hierarchy (iteratively,
 // with limits, since a hostile tree may be deep or wide), creating a group.
-#include <filesystem>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <set>
 
 #include <absl/strings/str_cat.h>
 
@@ -24,7 +27,10 @@ int node_kind(const fs::path& dir, bool* group) {
   if (fs::exists(dir / ".zarray", ec)) return *group = false, 2;
   if (fs::exists(dir / ".zgroup", ec)) return *group = true, 2;
   if (fs::exists(dir / "zarr.json", ec)) {
-    json meta = json::parse(detail::read_text((dir / "zarr.json").string()), nullptr, false);
+    const std::string path = (dir / "zarr.json").string();
+    const std::string text = detail::read_text(path);
+    if (detail::json_depth(text, detail::kMaxDepth) > detail::kMaxDepth) return 0;
+    const json meta = json::parse(text, nullptr, false);
     if (!meta.is_object()) return 0;
     *group = detail::string_at(meta, "node_type") == "group";
     return 3;
@@ -44,6 +50,14 @@ std::vector<Node> walk(const std::string& path) {
   bool group = false;
   const int format = node_kind(path, &group);
   if (format == 0) throw StorageError(path, "no zarr array or group here");
+  // A directory reached twice (a symlink to itself or to a parent: a cycle,
+  // or a second name for one node) is listed once, under its first name.
+  std::set<std::pair<dev_t, ino_t>> seen;
+  auto first_visit = [&](const fs::path& dir) {
+    struct stat st {};
+    return ::stat(dir.c_str(), &st) == 0 && seen.emplace(st.st_dev, st.st_ino).second;
+  };
+  first_visit(path);
   // Depth-first with an explicit stack; children pushed in reverse name order.
   std::vector<std::pair<Node, size_t>> stack = {{Node{"", group, format}, 0}};
   while (!stack.empty()) {
@@ -63,8 +77,9 @@ std::vector<Node> walk(const std::string& path) {
       const std::string name = entry.path().filename().string();
       children.push_back(Node{node.path.empty() ? name : node.path + "/" + name, g, f});
     }
-    std::sort(children.begin(), children.end(), [](const Node& a, const Node& b) { return a.path > b.path; });
-    for (Node& c : children) stack.emplace_back(std::move(c), depth + 1);
+    std::sort(children.begin(), children.end(), [](const Node& a, const Node& b) { return a.path < b.path; });
+    std::erase_if(children, [&](const Node& c) { return !first_visit(fs::path(path) / c.path); });
+    for (auto c = children.rbegin(); c != children.rend(); ++c) stack.emplace_back(std::move(*c), depth + 1);
   }
   return out;
 }

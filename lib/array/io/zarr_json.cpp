@@ -1,19 +1,21 @@
 #include "array/io/zarr_json.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include <absl/strings/str_cat.h>
 
+#include "storage/regular_file.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array::zarr::detail {
@@ -61,18 +63,34 @@ std::string quote(const json& v) {
   throw StorageError(path, absl::StrCat("bad zarr metadata: ", what));
 }
 
+size_t json_depth(std::string_view text, size_t limit) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) break;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 json parse_document(const std::string& text, const std::string& path) {
-  constexpr size_t kMaxDepth = 32;
+  // Counted before parsing: the parser builds every level it meets, so a
+  // document of 16 MiB of '[' would take gigabytes before any check after it.
+  if (json_depth(text, kMaxDepth) > kMaxDepth) {
+    bad(path, absl::StrCat("expected JSON nested at most ", kMaxDepth, " deep, found deeper"));
+  }
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) bad(path, "expected JSON, found text that does not parse");
-  std::vector<std::pair<const json*, size_t>> todo{{&doc, 1}};
-  while (!todo.empty()) {
-    const auto [v, depth] = todo.back();
-    todo.pop_back();
-    if (!v->is_structured()) continue;
-    if (depth > kMaxDepth) bad(path, absl::StrCat("expected JSON nested at most ", kMaxDepth, " deep, found deeper"));
-    for (const json& e : *v) todo.emplace_back(&e, depth + 1);
-  }
   return doc;
 }
 
@@ -160,17 +178,21 @@ void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, cons
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StorageError(path, "cannot open", errno);
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<int64_t>(in.tellg());
-  if (size > (int64_t{64} << 20)) {
-    throw StorageError(path, absl::StrCat("metadata file of ", size, " bytes; expected at most 64 MiB"));
+  const storage::RegularFile f = *storage::open_regular(path, O_RDONLY);
+  // Counted as read, not taken from the size open_regular saw: a file can grow.
+  std::string text;
+  char block[64 << 10];
+  for (;;) {
+    const ssize_t n = ::read(f.file.fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw StorageError(path, "cannot read", errno);
+    if (n == 0) return text;
+    if (text.size() + static_cast<size_t>(n) > kMaxMetadataBytes) {
+      throw StorageError(path, absl::StrCat("expected a metadata file of at most ", kMaxMetadataBytes >> 20,
+                                            " MiB, found more"));
+    }
+    text.append(block, static_cast<size_t>(n));
   }
-  in.seekg(0);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 void write_text(const std::string& path, const std::string& text) {

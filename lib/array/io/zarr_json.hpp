@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +18,15 @@ namespace tessera::array::zarr::detail {
 using nlohmann::json;
 
 [[noreturn]] void bad(const std::string& path, const std::string& what);
-//! A metadata document: JSON nested at most 32 deep (deeper is refused, before
-//! anything walks it recursively).
+//! How deep metadata JSON may nest, and how big a metadata file may be.
+inline constexpr size_t kMaxDepth = 32;
+inline constexpr size_t kMaxMetadataBytes = size_t{16} << 20;
+
+//! The deepest nesting of brackets in JSON `text` (outside strings), counted
+//! without parsing; stops counting once past `limit`.
+size_t json_depth(std::string_view text, size_t limit);
+//! A metadata document: JSON nested at most kMaxDepth deep (deeper is refused
+//! before the parser builds anything).
 json parse_document(const std::string& text, const std::string& path);
 //! The string at `key` of `obj`, or "" when `obj` is not an object or the key
 //! is absent or holds something else (json::value would throw a type_error).
@@ -48,7 +56,8 @@ ChunkCodecPtr v3_codec(const json& codecs, DType dtype, const Shape& chunk_shape
 std::string format_v2(const Metadata& m);
 std::string format_v3(const Metadata& m);
 
-//! The whole text of a file (StorageError when it cannot be read).
+//! The whole text of a metadata file: a regular file (never a FIFO or a
+//! device) of at most kMaxMetadataBytes (StorageError otherwise).
 std::string read_text(const std::string& path);
 //! Writes `text` to `path` through a temporary file renamed into place.
 void write_text(const std::string& path, const std::string& text);

@@ -129,12 +129,11 @@ ChunkCodecPtr v3_codec(const json& codecs, DType dtype, const Shape& chunk_shape
     s.index = v3_codec(index_codecs, DType::uint64(), index_shape, std::nullopt, path, nullptr, depth + 1);
     s.index_nbytes = index_size(index_codecs, count * 16, path);
     s.index_description = s.index->describe();
-    const std::string location = conf.contains("index_location") && conf["index_location"].is_string()
-                                     ? conf["index_location"].get<std::string>() : "end";
-    if (location != "end" && location != "start") {
-      bad(path, absl::StrCat("sharding_indexed: expected index_location \"end\" or \"start\", found ", quote(conf["index_location"])));
+    // Absent means "end"; anything else but the two strings is refused, not taken for "end".
+    if (auto at = conf.find("index_location"); at != conf.end() && *at != "end" && *at != "start") {
+      bad(path, absl::StrCat("sharding_indexed: expected index_location \"end\" or \"start\", found ", quote(*at)));
     }
-    s.index_at_end = location == "end";
+    s.index_at_end = string_at(conf, "index_location") != "start";
     s.fill_value = fill;
     if (inner_chunk_shape != nullptr) *inner_chunk_shape = s.inner_shape;
     return make_sharding(std::move(s));

@@ -37,7 +37,10 @@ class Deflate final : public Codec {
     return n;
   }
 
-  size_t encode_bound(size_t n) const override { return compressBound(static_cast<uLong>(n)) + 32; }
+  // zlib's conservative deflateBound (any level, window or memLevel another
+  // writer may have used, not only compressBound's defaults), plus the gzip or
+  // zlib wrapper: also the most a stored chunk may hold (chunk_codec.hpp).
+  size_t encode_bound(size_t n) const override { return n + (n + 7) / 8 + (n + 63) / 64 + 5 + 32; }
 
   size_t encode(Bytes in, MutableBytes out) const override {
     z_stream z{};
