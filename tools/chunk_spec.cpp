@@ -16,16 +16,16 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text.substr(0, kMax)) + "...' (" + std::to_string(text.size()) + " characters)";
 }
 
-array::RechunkAxis parse_axis(std::string_view item) {
+array::RechunkAxis parse_axis(std::string_view item, const std::string& option) {
   if (item == "keep") return array::keep;
   if (item == "auto") return "auto";
   int64_t n = 0;
   const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
   if (ec != std::errc() || end != item.data() + item.size() || item.empty()) {
-    throw UsageError("--chunks: expected a block size, -1, auto or keep per axis, found " + quoted(item));
+    throw UsageError(option + ": expected a block size, -1, auto or keep per axis, found " + quoted(item));
   }
   if (n == 0 || n < -1) {
-    throw UsageError("--chunks: expected a block size of at least 1 (or -1 for the whole axis), found " +
+    throw UsageError(option + ": expected a block size of at least 1 (or -1 for the whole axis), found " +
                      quoted(item));
   }
   return n;
@@ -33,21 +33,21 @@ array::RechunkAxis parse_axis(std::string_view item) {
 
 }  // namespace
 
-std::vector<array::RechunkAxis> parse_chunks(const std::string& text) {
+std::vector<array::RechunkAxis> parse_chunks(const std::string& text, const std::string& option) {
   std::vector<array::RechunkAxis> axes;
   size_t begin = 0;
   while (true) {
     const size_t comma = text.find(',', begin);
-    axes.push_back(parse_axis(std::string_view(text).substr(begin, comma - begin)));
+    axes.push_back(parse_axis(std::string_view(text).substr(begin, comma - begin), option));
     if (comma == std::string::npos) break;
     begin = comma + 1;
   }
   return axes;
 }
 
-void check_chunks_fit(const std::vector<array::RechunkAxis>& axes, size_t ndim) {
+void check_chunks_fit(const std::vector<array::RechunkAxis>& axes, size_t ndim, const std::string& option) {
   if (axes.size() != ndim) {
-    throw UsageError("--chunks: expected one entry per axis of SRC (" + std::to_string(ndim) + "), found " +
+    throw UsageError(option + ": expected one entry per axis of SRC (" + std::to_string(ndim) + "), found " +
                      std::to_string(axes.size()));
   }
 }

@@ -16,10 +16,12 @@
 
 namespace tessera::tool {
 
-//! The entries of a `--chunks` value. Throws UsageError (command.hpp).
-std::vector<array::RechunkAxis> parse_chunks(const std::string& text);
+//! The entries of a `--chunks` value (or of `option`, such as `--shard`, that
+//! takes the same form). Throws UsageError (command.hpp) naming `option`.
+std::vector<array::RechunkAxis> parse_chunks(const std::string& text, const std::string& option = "--chunks");
 
-//! UsageError naming `--chunks` unless it has one entry per axis of SRC.
-void check_chunks_fit(const std::vector<array::RechunkAxis>& axes, size_t ndim);
+//! UsageError naming `option` unless it has one entry per axis of SRC.
+void check_chunks_fit(const std::vector<array::RechunkAxis>& axes, size_t ndim,
+                      const std::string& option = "--chunks");
 
 }  // namespace tessera::tool

@@ -45,6 +45,8 @@ Interrupts::~Interrupts() {
 
 int Interrupts::signal() const { return received.load(); }
 
+int interrupted_exit_status() { return received.load() == 0 ? 0 : 128 + received.load(); }
+
 const char* Interrupts::signal_name() const { return signal() == SIGTERM ? "SIGTERM" : "SIGINT"; }
 
 }  // namespace tessera::tool

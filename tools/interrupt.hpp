@@ -38,4 +38,9 @@ class Interrupts {
   CancellationToken token_;
 };
 
+//! 128 + the signal the last Interrupts object received, or 0 when none came.
+//! main returns it for any error a command ends in after a signal (a system
+//! call the signal cut short fails with EINTR): an interrupt is 130 on every path.
+int interrupted_exit_status();
+
 }  // namespace tessera::tool

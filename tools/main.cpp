@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "interrupt.hpp"
 
 namespace {
 
@@ -31,6 +32,12 @@ void print_help(std::FILE* out) {
 
 void print_usage(const CommandGroup& g, std::FILE* out) {
   std::fprintf(out, "%.*s", static_cast<int>(g.usage.size()), g.usage.data());
+}
+
+// `status` for an error, unless a signal interrupted the run: then 128 + its number.
+int exit_status(int status) {
+  const int interrupted = tessera::tool::interrupted_exit_status();
+  return interrupted != 0 ? interrupted : status;
 }
 
 }  // namespace
@@ -60,10 +67,10 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const tessera::tool::InputError& e) {
       std::fprintf(stderr, "tessera: %s\n", e.what());
-      return 2;
+      return exit_status(2);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tessera: %s\n", e.what());
-      return 1;
+      return exit_status(1);
     }
   }
   std::fprintf(stderr, "tessera: unknown group '%s'\n", args[0].c_str());

@@ -320,7 +320,9 @@ int run(std::vector<std::string> argv) {
   args.done();
   if (!chunks) throw UsageError("--chunks is required");
   if (shard && zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
-  const std::vector<ta::RechunkAxis> axes = parse_chunks(shard ? *shard : *chunks);
+  // With --shard, the target blocks are the shards; --chunks are their inner chunks.
+  const std::string target_option = shard ? "--shard" : "--chunks";
+  const std::vector<ta::RechunkAxis> axes = parse_chunks(shard ? *shard : *chunks, target_option);
   ta::zarr::Format format{.zarr_format = zarr_format, .codec = codec, .inner_chunks = {}};
   if (shard) format.inner_chunks = positive_list(*chunks, "--chunks", "with --shard, expected positive inner chunk sizes");
   const ta::RechunkMethod method = parse_method(method_text);
@@ -341,13 +343,13 @@ int run(std::vector<std::string> argv) {
 
   const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
   const ta::Array x = open_source(src, block_limit);
-  check_chunks_fit(axes, x.ndim());
+  check_chunks_fit(axes, x.ndim(), target_option);
   const ta::RechunkSpec spec(axes);
   ta::Chunks target;
   try {
     target = spec.resolve(x.chunks(), x.dtype(), block_limit);
   } catch (const ChunkError& e) {
-    throw UsageError(std::string("--chunks: ") + e.what());
+    throw UsageError(target_option + ": " + e.what());
   }
   check_max_mem(target, x.dtype(), max_mem, block_limit, workers);
   const fs::path dst_dir = fs::absolute(dst).parent_path();

@@ -430,7 +430,16 @@ class Reader {
 SyntheticResult SyntheticResult::allocate(uint64_t size) {
   SyntheticResult r;
   r.size = size;
-  r.data.resize(size);
+  // A hostile file's nbytes (2^63) must not surface as "vector::_M_default_append".
+  const auto too_big = [size] {
+    return Error("expected a result of nbytes this process can allocate, found " + std::to_string(size) + " bytes");
+  };
+  if (size > r.data.max_size()) throw too_big();
+  try {
+    r.data.resize(size);
+  } catch (const std::bad_alloc&) {
+    throw too_big();
+  }
   return r;
 }
 

@@ -38,6 +38,13 @@ int rename2(const std::string& from, const std::string& to, unsigned flags) {
   return static_cast<int>(::syscall(SYS_renameat2, AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), flags));
 }
 
+// "out.zarr/" (as shell completion writes it) names out.zarr, whose folder is
+// ".", not out.zarr itself: every entry point strips the trailing slashes first.
+std::string normal(const std::string& path) {
+  const size_t end = path.find_last_not_of('/');
+  return end == std::string::npos ? path.substr(0, 1) : path.substr(0, end + 1);
+}
+
 fs::path folder_of(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   return parent.empty() ? fs::path(".") : parent;
@@ -218,9 +225,10 @@ void replace(const std::string& tmp, const std::string& path, bool exists) {
 
 }  // namespace
 
-std::string temporary_path(const std::string& path) { return sibling(path, kTemporaryMarker); }
+std::string temporary_path(const std::string& path) { return sibling(normal(path), kTemporaryMarker); }
 
-void check_target(const std::string& path, const PublishOptions& options) {
+void check_target(const std::string& given, const PublishOptions& options) {
+  const std::string path = normal(given);
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(path, ec);
   if (!fs::exists(st)) return;
@@ -252,7 +260,8 @@ void check_target(const std::string& path, const PublishOptions& options) {
   if (!problem.empty()) refuse(path, options.kind, problem);
 }
 
-std::vector<std::string> clean_stale(const std::string& path) {
+std::vector<std::string> clean_stale(const std::string& given) {
+  const std::string path = normal(given);
   std::vector<std::string> done;
   std::error_code ec;
   const std::string prefix = absl::StrCat(".", base_of(path));
@@ -276,8 +285,9 @@ std::vector<std::string> clean_stale(const std::string& path) {
   return done;
 }
 
-void publish(const std::string& path, const PublishOptions& options,
+void publish(const std::string& given, const PublishOptions& options,
              absl::FunctionRef<void(const std::string& tmp)> write) {
+  const std::string path = normal(given);
   clean_stale(path);
   check_target(path, options);
   std::error_code ec;
