@@ -1,8 +1,12 @@
 // `tessera graph inspect | dot | run` on good and bad graph files.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -112,6 +116,19 @@ TEST_CASE("malformed files are refused naming the file and the problem, exit 2")
     CHECK(contains(r.err, c.says));
     CHECK(r.out.empty());
   }
+}
+
+TEST_CASE("run: a task's nbytes past what can be allocated is an error naming it, not a library's message") {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("tessera-huge-" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(file) << R"({"format": "tessera-graph/1", "name": "huge", "tasks": [
+    {"key": "a", "deps": [], "func": "f", "nbytes": 9223372036854775808}], "outputs": ["a"]})";
+  auto r = run_tessera("graph run " + file);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "task a (f) failed: expected a result of nbytes this process can allocate, found "
+                        "9223372036854775808 bytes"));
+  CHECK(!contains(r.err, "_M_default_append"));
+  std::filesystem::remove(file);
 }
 
 TEST_CASE("bad usage prints the usage and exits with 2") {

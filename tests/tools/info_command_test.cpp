@@ -112,6 +112,13 @@ TEST_CASE("tessera rechunk: --codec, --zarr-format 3 and --shard write what they
   r = run_tessera("rechunk " + dir / "src.zarr " + dir / "x.zarr --chunks 3,auto --shard 9,9 --zarr-format 3 --no-progress");
   CHECK(r.status == 2);
   CHECK(r.err.find("with --shard, expected positive inner chunk sizes, found 'auto'") != std::string::npos);
+  // --shard's own errors name --shard (they said --chunks).
+  r = run_tessera("rechunk " + dir / "src.zarr " + dir / "x.zarr --chunks 5,5 --shard 10 --zarr-format 3 --no-progress");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--shard: expected one entry per axis of SRC (2), found 1") != std::string::npos);
+  r = run_tessera("rechunk " + dir / "src.zarr " + dir / "x.zarr --chunks 5,5 --shard 10,x --zarr-format 3 --no-progress");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--shard: expected a block size, -1, auto or keep per axis, found 'x'") != std::string::npos);
   CHECK(!fs::exists(dir / "x.zarr"));
 }
 

@@ -221,6 +221,22 @@ TEST_CASE("tessera rechunk: a DST ending in .npy is a .npy file for every method
   }
 }
 
+TEST_CASE("tessera rechunk: a DST with a trailing slash (as shell completion writes it) is that folder") {
+  TempDir dir;
+  const NDArray data = iota({64, 32}, DType::float64());
+  store(from_ndarray(data, {8, -1}), (dir.path / "rows.zarr").string());
+  // Was "out.zarr/: appeared while tessera was writing it", an empty out.zarr left behind.
+  for (const std::string format : {"2", "3"}) {
+    CAPTURE(format);
+    const Exit r = tool(dir.path, "rechunk rows.zarr/ out.zarr/ --chunks -1,8 --overwrite --no-progress --zarr-format " + format);
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(array_equal(from_zarr((dir.path / "out.zarr").string()).compute(), data));
+    CHECK(zarr::open((dir.path / "out.zarr").string()).chunk_shape() == Shape{64, 8});
+    CHECK(temporaries(dir.path).empty());
+    CHECK(temporaries(dir.path / "out.zarr").empty());
+  }
+}
+
 TEST_CASE("tessera rechunk --overwrite refuses '.', SRC, a folder holding SRC and a folder of other files") {
   TempDir dir;
   fs::create_directories(dir.path / "work");
