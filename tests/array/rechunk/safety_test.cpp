@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -258,6 +259,42 @@ TEST_CASE("tessera rechunk --overwrite refuses '.', SRC, a folder holding SRC an
   CHECK(read_text(work / "docs" / "notes.txt") == "keep me");
   CHECK(array_equal(npy::open((work / "a.npy").string()), iota({16, 16}, DType::float64())));
   CHECK(temporaries(work).empty());
+}
+
+TEST_CASE("tessera rechunk: a FIFO as a chunk or a shard is an error at once, never a hang that SIGINT ends with 1") {
+  TempDir dir;
+  const NDArray data = iota({8, 8}, DType::float64());
+  store(from_ndarray(data, {4, -1}), (dir.path / "v2.zarr").string(), {.zarr = {.codec = "zstd"}});
+  store(from_ndarray(data, {8, -1}), (dir.path / "v3.zarr").string(),
+        {.zarr = {.zarr_format = 3, .inner_chunks = {4, 8}}});
+  const fs::path err = dir.path.parent_path() / (dir.path.filename().string() + ".err");
+  for (const std::string chunk : {"v2.zarr/1.0", "v3.zarr/c/0/0"}) {
+    CAPTURE(chunk);
+    fs::remove(dir.path / chunk);
+    REQUIRE(::mkfifo((dir.path / chunk).c_str(), 0644) == 0);
+    const std::string src = chunk.substr(0, chunk.find('/'));
+    const pid_t pid = start_tool(dir.path, "rechunk " + src + " out.zarr --chunks 2,2 --overwrite --no-progress", err);
+    // Was blocked in open() until a SIGINT, then "Interrupted system call" and exit 1.
+    int rc = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 1000 && (done = ::waitpid(pid, &rc, WNOHANG)) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Exit r;
+    if (done == 0) {
+      ::kill(pid, SIGINT);
+      r = wait_tool(pid, err);
+    } else {
+      r = Exit{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, WIFSIGNALED(rc) ? WTERMSIG(rc) : 0, read_text(err)};
+      fs::remove(err);
+    }
+    CHECK_MESSAGE(done != 0, "still running after 10 s; after SIGINT: exit " << r.status << ", " << r.err);
+    CHECK(r.status == 1);
+    CHECK(r.err.find(chunk + ": expected a regular file, found a FIFO") != std::string::npos);
+    CHECK(!fs::exists(dir.path / "out.zarr"));
+    CHECK(temporaries(dir.path).empty());
+    fs::remove(dir.path / chunk);
+  }
 }
 
 // A source big enough that a run lasts a while after its temporary appears.
