@@ -18,7 +18,11 @@
 //
 // Metadata is checked when the store is opened: unknown codecs, overflowing
 // shapes, absurd chunk counts and malformed fields are StorageErrors naming
-// the metadata file.
+// the metadata file. Every file is hostile until checked: metadata must be a
+// regular file of at most 16 MiB, nested at most 32 deep (counted before it
+// is parsed); a chunk or shard file must be a regular file no bigger than the
+// most its codecs make of one chunk (each codec's documented worst case in
+// turn). A FIFO or a device in a file's place is refused, never waited on.
 //
 // @code
 //   using namespace tessera::array;
@@ -188,8 +192,9 @@ struct Node {
 //! True when `path` holds a zarr group (`.zgroup`, or a v3 `zarr.json` whose node_type is group).
 bool is_group(const std::string& path);
 //! The hierarchy under `path` (a group or an array), the root first, then its
-//! members depth-first in name order. Walks iteratively; refuses (StorageError)
-//! past 64 levels or 1,000,000 nodes.
+//! members depth-first in name order. Walks iteratively; a directory reached
+//! twice (a symbolic link to itself or to a parent) is listed once, under its
+//! first name; refuses (StorageError) past 64 levels or 1,000,000 nodes.
 std::vector<Node> walk(const std::string& path);
 //! Creates an empty group at `path` (`.zgroup` or a v3 `zarr.json`).
 void create_group(const std::string& path, int zarr_format = 2);
