@@ -75,7 +75,7 @@ Buffer thread_scratch(Scratch use, size_t n);
 //! copying a small chunk): rows of memcpy. Same shape and dtype.
 void copy_from_scratch(const NDArray& scratch, const NDArray& out);
 
-//! c.encode_bound(n), saturated at SIZE_MAX instead of wrapping.
+//! c.encode_bound(n); SIZE_MAX (no bound) for n of 2^60 bytes or more.
 size_t worst_case(const codec::Codec& c, size_t n);
 
 //! Layout, byte order, then bytes-to-bytes codecs.
