@@ -23,6 +23,10 @@
 #include "tessera/array/ops/store.hpp"
 #include "tessera/graph/error.hpp"
 
+// A named namespace: scripts/test compiles a suite as one file, where another
+// test file's helpers of the same name would clash.
+namespace zarr_hostile_test {
+
 using namespace tessera;
 using namespace tessera::array;
 using namespace tessera::array::testing;
@@ -229,3 +233,5 @@ TEST_CASE("zarr v3: an index_location that is not \"end\" or \"start\" is refuse
                            StorageError);
   }
 }
+
+}  // namespace zarr_hostile_test
