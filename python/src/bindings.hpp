@@ -1,0 +1,14 @@
+// python/src/bindings.hpp — the parts of the extension module `tessera._tessera`.
+//
+// Each part adds its functions and types to the module in one `bind_*` call;
+// module.cpp calls them all.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace tessera::python {
+
+//! tessera.get (a dask scheduler), tessera.order, tessera.cull, MemoryLimitError.
+void bind_get(pybind11::module_& m);
+
+}  // namespace tessera::python

@@ -1,0 +1,8 @@
+"""tessera from Python: a dask scheduler whose scheduling, ordering, release and
+memory budget run in C++ (tessera.get), only the task bodies in Python.
+
+    import dask, tessera
+    dask.config.set(scheduler=tessera.get)     # every compute() now runs on tessera
+"""
+from ._tessera import *  # noqa: F401,F403
+from ._tessera import __doc__  # noqa: F401

@@ -1,0 +1,5 @@
+import tessera
+
+
+def test_memory_limit_error_is_a_memory_error():
+    assert issubclass(tessera.MemoryLimitError, MemoryError)
