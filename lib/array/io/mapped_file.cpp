@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csetjmp>
 #include <csignal>
 #include <cerrno>
@@ -45,13 +46,20 @@ Mappings& mappings() {
 }
 
 // The guard of the running copy on this thread, and where it faulted.
-// initial-exec: the handler must not allocate thread-local storage.
-__attribute__((tls_model("initial-exec"))) thread_local sigjmp_buf* active_guard = nullptr;
-__attribute__((tls_model("initial-exec"))) thread_local void* fault_address = nullptr;
+// The handler must not allocate thread-local storage, which a first touch of a
+// dynamic TLS variable may do. The initial-exec model would avoid that but makes
+// the whole library's TLS static, and a library loaded by dlopen (the Python
+// module's) then fails with "cannot allocate memory in static TLS block". So the
+// handler reads the TLS only while some thread is inside a guard: that thread
+// wrote active_guard before its copy, so its TLS block exists; a fault on another
+// thread meanwhile is a crash either way.
+thread_local sigjmp_buf* active_guard = nullptr;
+thread_local void* fault_address = nullptr;
+std::atomic<int> threads_in_guard{0};
 struct sigaction previous_bus_action;
 
 void on_bus(int sig, siginfo_t* info, void* context) {
-  if (active_guard != nullptr) {
+  if (threads_in_guard.load(std::memory_order_acquire) > 0 && active_guard != nullptr) {
     fault_address = info->si_addr;
     siglongjmp(*active_guard, 1);
   }
@@ -93,6 +101,7 @@ void guard_mapped_reads(absl::FunctionRef<void()> copy) {
   sigjmp_buf env;
   sigjmp_buf* const outer = active_guard;
   if (sigsetjmp(env, 1) != 0) {
+    threads_in_guard.fetch_sub(1, std::memory_order_acq_rel);
     active_guard = outer;
     const void* at = fault_address;
     const std::string path = mapped_path_of(at);
@@ -101,7 +110,15 @@ void guard_mapped_reads(absl::FunctionRef<void()> copy) {
                        "(SIGBUS): another program truncated or rewrote it");
   }
   active_guard = &env;
-  copy();
+  threads_in_guard.fetch_add(1, std::memory_order_acq_rel);
+  try {
+    copy();
+  } catch (...) {
+    threads_in_guard.fetch_sub(1, std::memory_order_acq_rel);
+    active_guard = outer;
+    throw;
+  }
+  threads_in_guard.fetch_sub(1, std::memory_order_acq_rel);
   active_guard = outer;
 }
 
