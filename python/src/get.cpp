@@ -1,15 +1,225 @@
 // python/src/get.cpp — tessera.get: dask's scheduler protocol over tessera's C++ scheduler.
+//
+// The dask graph is converted once (convert.hpp); then the whole run — cull,
+// order, the LIFO ready stack, release after the last reader, the memory budget
+// and spilling — is tessera::get in C++ on a thread of its own, without the GIL.
+// Only a task body takes the GIL (to call the Python function), and a result's
+// last release (to drop its reference).
+//
+// The caller's thread waits with the GIL released and wakes every few tens of
+// milliseconds to let Python run its signal handlers (PyErr_CheckSignals): a
+// KeyboardInterrupt cancels the run through its CancellationToken, waits for the
+// running tasks to finish (the scratch folder is removed on the way out) and is
+// raised in the caller. A task's exception comes back as the original Python
+// exception with its traceback. The Python side (tessera/__init__.py) adds what
+// is dask's business: callbacks, configuration, high-level graphs.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
 
 #include "bindings.hpp"
+#include "convert.hpp"
+#include "mapped_buffer.hpp"
+#include "pyvalue.hpp"
+#include "tessera/diagnostics/profiler.hpp"
+#include "tessera/diagnostics/progress.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/optimize/graph_ops.hpp"
+#include "tessera/optimize/order.hpp"
+#include "tessera/scheduler/get.hpp"
 
 namespace py = pybind11;
 
 namespace tessera::python {
 
+namespace {
+
+// How often the waiting caller lets Python handle signals.
+constexpr auto kSignalPoll = std::chrono::milliseconds(20);
+
+// A Result as dask's nested_get gives it: a value, or a tuple per list.
+py::object to_python(const Result& r) {
+  if (!r.is_list()) return py::reinterpret_borrow<py::object>(object_of(r.value()));
+  py::tuple t(r.size());
+  for (size_t i = 0; i < r.size(); ++i) t[i] = to_python(r[i]);
+  return t;
+}
+
+// Runs tessera::get on a thread of its own while the caller (GIL released)
+// watches for signals. Returns the result or rethrows what the run threw; a
+// KeyboardInterrupt in the caller cancels the run and is raised once it ended.
+Result run_watched(const Graph& g, const Keys& keys, GetOptions& options) {
+  std::optional<Result> result;
+  std::exception_ptr error;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::optional<py::error_already_set> interrupt;
+  {
+    py::gil_scoped_release unlocked;
+    std::thread runner([&] {
+      try {
+        result.emplace(tessera::get(g, keys, options));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard lk(mu);
+      done = true;
+      cv.notify_one();
+    });
+    std::unique_lock lk(mu);
+    while (!done) {
+      if (cv.wait_for(lk, kSignalPoll, [&] { return done; })) break;
+      if (interrupt) continue;
+      lk.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          interrupt.emplace();  // fetches the Python error (KeyboardInterrupt)
+          options.cancel.cancel();
+        }
+      }
+      lk.lock();
+    }
+    lk.unlock();
+    runner.join();
+  }
+  if (interrupt) throw std::move(*interrupt);
+  if (error) std::rethrow_exception(error);
+  return std::move(*result);
+}
+
+// Rethrows a run's error as Python sees it: a task's own Python exception
+// (through `raise_exception(exc, tb)` when given, as dask's get_async does).
+[[noreturn]] void rethrow_for_python(std::exception_ptr error, const py::object& raise_exception) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const TaskError& e) {
+    try {
+      e.rethrow_original();
+    } catch (py::error_already_set& original) {
+      if (!raise_exception.is_none()) {
+        raise_exception(original.value(), original.trace());
+      }
+      throw;
+    } catch (const std::exception& other) {
+      throw std::runtime_error(e.what());
+    }
+  } catch (const CycleError& e) {
+    throw std::runtime_error(std::string("Cycle detected in the task graph: ") + e.what());
+  }
+}
+
+// The dask-side hooks (tessera/__init__.py's _State) called from C++ hooks.
+Callbacks python_hooks(const py::object& hooks, const Converted& c) {
+  Callbacks cb;
+  if (hooks.is_none()) return cb;
+  cb.pretask = [&hooks, &c](const RunState& s, uint32_t task, int worker) {
+    py::gil_scoped_acquire gil;
+    hooks.attr("pretask")(c.python_key(s.key(task)), worker);
+  };
+  cb.posttask = [&hooks, &c](const RunState& s, uint32_t task, const Value& result, int worker) {
+    py::gil_scoped_acquire gil;
+    hooks.attr("posttask")(c.python_key(s.key(task)), py::handle(object_of(result)), worker);
+  };
+  return cb;
+}
+
+py::object run(const py::dict& dsk, const py::object& request, int num_workers, size_t memory_limit,
+               const std::string& spill_dir, const py::object& cache, const py::object& hooks,
+               bool rerun_exceptions_locally, const py::object& raise_exception, bool progress,
+               const std::string& trace, const py::object& sizeof_fn) {
+  auto policy = std::make_shared<ResultPolicy>();
+  if (memory_limit > 0) policy->sizeof_fn = sizeof_fn;
+  KeyMap key_map;
+  Converted c = convert(dsk, key_map, policy);
+  const Keys keys = convert_request(request, key_map);
+
+  GetOptions options;
+  options.num_workers = num_workers;
+  options.memory_limit = memory_limit;
+  options.scratch_dir = spill_dir;
+  options.rerun_exceptions_locally = rerun_exceptions_locally;
+  if (!cache.is_none()) {
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(cache)) {
+      Key key = key_map(k);
+      if (!c.graph.contains(key)) continue;
+      Py_INCREF(v.ptr());
+      options.cache.emplace(std::move(key), Value::make<PyValue>(v.ptr(), size_t{0}));
+    }
+  }
+  options.callbacks.push_back(python_hooks(hooks, c));
+  std::optional<diagnostics::ProgressBar> bar;
+  if (progress) options.callbacks.push_back(bar.emplace().callbacks());
+  std::optional<diagnostics::Profiler> profiler;
+  if (!trace.empty()) options.callbacks.push_back(profiler.emplace().callbacks());
+
+  std::exception_ptr error;
+  py::object out;
+  try {
+    out = to_python(run_watched(c.graph, keys, options));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (profiler) profiler->write_chrome_trace(trace);
+  if (error) rethrow_for_python(error, raise_exception);
+  return out;
+}
+
+py::dict order(const py::dict& dsk) {
+  KeyMap key_map;
+  Converted c = convert(dsk, key_map, std::make_shared<ResultPolicy>());
+  const std::vector<uint32_t> priorities = tessera::order(c.graph);
+  py::dict out;
+  for (size_t i = 0; i < priorities.size(); ++i) out[c.keys[i]] = priorities[i];
+  return out;
+}
+
+// The keys `request` needs, each with the keys it reads: what dask.optimization.cull returns.
+py::dict cull_dependencies(const py::dict& dsk, const py::object& request) {
+  KeyMap key_map;
+  Converted c = convert(dsk, key_map, std::make_shared<ResultPolicy>());
+  const std::vector<Key> wanted = convert_request(request, key_map).flatten();
+  const Graph kept = cull(c.graph, wanted);
+  py::dict out;
+  for (uint32_t i = 0; i < kept.size(); ++i) {
+    py::set deps;
+    for (const Key& d : kept.dependencies(i)) deps.add(c.python_key(d));
+    out[c.python_key(kept.key(i))] = deps;
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_mapped_buffer(py::module_& m) {
+  py::class_<MappedBuffer>(m, "_MappedBuffer", py::buffer_protocol())
+      .def_buffer([](MappedBuffer& b) {
+        static const std::byte empty{};
+        return py::buffer_info(const_cast<std::byte*>(b.data ? b.data.get() : &empty), 1,
+                               py::format_descriptor<uint8_t>::format(), 1, {static_cast<py::ssize_t>(b.size)}, {1},
+                               /*readonly=*/true);
+      });
+}
+
 void bind_get(py::module_& m) {
   py::register_exception<MemoryLimitError>(m, "MemoryLimitError", PyExc_MemoryError);
+  bind_mapped_buffer(m);
+  m.def("_run", &run, py::arg("dsk"), py::arg("keys"), py::arg("num_workers"), py::arg("memory_limit"),
+        py::arg("spill_dir"), py::arg("cache"), py::arg("hooks"), py::arg("rerun_exceptions_locally"),
+        py::arg("raise_exception"), py::arg("progress"), py::arg("trace"), py::arg("sizeof"),
+        "Runs a dask graph (a dict) on tessera's scheduler; tessera.get is the public entry.");
+  m.def("_order", &order, py::arg("dsk"), "tessera's order priorities of a dask graph (a dict).");
+  m.def("_cull_dependencies", &cull_dependencies, py::arg("dsk"), py::arg("keys"),
+        "The keys that `keys` need, each with the keys it reads.");
 }
 
 }  // namespace tessera::python

@@ -4,5 +4,7 @@ memory budget run in C++ (tessera.get), only the task bodies in Python.
     import dask, tessera
     dask.config.set(scheduler=tessera.get)     # every compute() now runs on tessera
 """
-from ._tessera import *  # noqa: F401,F403
-from ._tessera import __doc__  # noqa: F401
+from ._get import cull, get, order
+from ._tessera import MemoryLimitError
+
+__all__ = ["get", "order", "cull", "MemoryLimitError"]

@@ -1,0 +1,315 @@
+// python/src/convert.cpp — dask's graph spec as a tessera Graph (convert.hpp says how).
+#include "convert.hpp"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
+#include <absl/strings/str_cat.h>
+
+#include "pyvalue.hpp"
+#include "tessera/graph/task.hpp"
+
+namespace py = pybind11;
+
+namespace tessera::python {
+
+namespace {
+
+// Names of Keys made for keys that are neither a str nor a (str, int...) tuple
+// start with this byte; a str key that starts with it goes the same way.
+constexpr char kReserved = '\x1f';
+
+// How deep tasks and lists may nest inside one task: the compiler and the
+// evaluator recurse this deep at most.
+constexpr int kMaxNesting = 1000;
+
+// A task's expression, compiled: what dask's _execute_task does, without
+// looking at types again on every run.
+struct Expr {
+  enum class Kind : uint8_t { literal, dep, call, list };
+  Kind kind = Kind::literal;
+  uint32_t dep = 0;          // Kind::dep: position among the task's keys
+  PyObject* obj = nullptr;   // owned: the literal or the function
+  std::vector<Expr> args;    // Kind::call, Kind::list
+
+  Expr() = default;
+  Expr(Kind k, PyObject* borrowed) : kind(k), obj(borrowed) { Py_XINCREF(obj); }
+  Expr(Expr&& o) noexcept : kind(o.kind), dep(o.dep), obj(std::exchange(o.obj, nullptr)), args(std::move(o.args)) {}
+  Expr& operator=(Expr&&) = delete;
+  Expr(const Expr&) = delete;
+  ~Expr() {
+    if (obj != nullptr) decref_anywhere(obj);
+  }
+};
+
+// Evaluates `e` with the task's key values `deps` (GIL held). A new reference,
+// or nullptr with the Python error set. Recursion as deep as the expression:
+// at most kMaxNesting levels (checked when compiled).
+template <class Deps>
+PyObject* evaluate(const Expr& e, const Deps& deps) {
+  switch (e.kind) {
+    case Expr::Kind::literal:
+      Py_INCREF(e.obj);
+      return e.obj;
+    case Expr::Kind::dep: {
+      PyObject* o = object_of(deps[e.dep]);
+      Py_INCREF(o);
+      return o;
+    }
+    case Expr::Kind::list: {
+      PyObject* l = PyList_New(static_cast<Py_ssize_t>(e.args.size()));
+      if (l == nullptr) return nullptr;
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        PyObject* x = evaluate(e.args[i], deps);
+        if (x == nullptr) {
+          Py_DECREF(l);
+          return nullptr;
+        }
+        PyList_SET_ITEM(l, static_cast<Py_ssize_t>(i), x);
+      }
+      return l;
+    }
+    case Expr::Kind::call: {
+      absl::InlinedVector<PyObject*, 8> a;
+      a.reserve(e.args.size());
+      PyObject* r = nullptr;
+      bool ok = true;
+      for (const Expr& x : e.args) {
+        PyObject* v = evaluate(x, deps);
+        if (v == nullptr) {
+          ok = false;
+          break;
+        }
+        a.push_back(v);
+      }
+      if (ok) r = PyObject_Vectorcall(e.obj, a.data(), a.size(), nullptr);
+      for (PyObject* v : a) Py_DECREF(v);
+      return r;
+    }
+  }
+  return nullptr;
+}
+
+// Wraps a task's result as the run's policy says.
+Value hold_result(PyObject* r, const ResultPolicy& policy) {
+  if (!policy.sizeof_fn || policy.sizeof_fn.is_none()) return Value::make<PyValue>(r, size_t{0});
+  size_t bytes = 0;
+  try {
+    bytes = policy.sizeof_fn(py::handle(r)).cast<size_t>();
+  } catch (...) {
+    Py_DECREF(r);
+    throw;
+  }
+  if (bytes >= policy.spill_threshold) return Value::make<PySpillable>(r, bytes);
+  return Value::make<PyValue>(r, bytes);
+}
+
+// The body of one converted task: evaluates its expression under the GIL.
+struct PyTask {
+  std::shared_ptr<const Expr> expr;
+  std::shared_ptr<const ResultPolicy> policy;
+  template <class Deps>
+  Value operator()(const Deps& deps) const {
+    py::gil_scoped_acquire gil;
+    PyObject* r = evaluate(*expr, deps);
+    if (r == nullptr) throw py::error_already_set();
+    return hold_result(r, *policy);
+  }
+};
+
+bool is_task(PyObject* o) {
+  return PyTuple_CheckExact(o) && PyTuple_GET_SIZE(o) > 0 && PyCallable_Check(PyTuple_GET_ITEM(o, 0)) != 0;
+}
+
+// True when `o` is hashable and a key of `dsk` (as dask's _execute_task decides).
+bool is_key_of(PyObject* o, PyObject* dsk) {
+  if (PyObject_Hash(o) == -1) {
+    PyErr_Clear();
+    return false;
+  }
+  const int found = PyDict_Contains(dsk, o);
+  if (found < 0) throw py::error_already_set();
+  return found == 1;
+}
+
+// A task's name for messages and profiles: the function's __name__, else its type's.
+std::string function_name(PyObject* f) {
+  PyObject* name = PyObject_GetAttrString(f, "__name__");
+  if (name == nullptr) {
+    PyErr_Clear();
+    return Py_TYPE(f)->tp_name;
+  }
+  std::string out;
+  if (PyUnicode_Check(name)) {
+    Py_ssize_t n = 0;
+    const char* s = PyUnicode_AsUTF8AndSize(name, &n);
+    if (s != nullptr) out.assign(s, static_cast<size_t>(n));
+  }
+  Py_DECREF(name);
+  PyErr_Clear();
+  return out.empty() ? std::string(Py_TYPE(f)->tp_name) : out;
+}
+
+// Compiles one task's value: collects the keys it reads (each once) as it goes.
+class Compiler {
+ public:
+  Compiler(PyObject* dsk, KeyMap& keys, const py::handle& owner) : dsk_(dsk), keys_(keys), owner_(owner) {}
+
+  Expr compile(PyObject* o, int depth) {
+    if (depth > kMaxNesting) {
+      throw py::value_error(absl::StrCat("the task of key ", py::repr(owner_).cast<std::string>().substr(0, 120),
+                                         " nests tasks and lists more than ", kMaxNesting,
+                                         " levels deep; put inner levels in tasks of their own"));
+    }
+    if (is_task(o)) {
+      Expr e(Expr::Kind::call, PyTuple_GET_ITEM(o, 0));
+      const Py_ssize_t n = PyTuple_GET_SIZE(o);
+      e.args.reserve(static_cast<size_t>(n - 1));
+      for (Py_ssize_t i = 1; i < n; ++i) e.args.push_back(compile(PyTuple_GET_ITEM(o, i), depth + 1));
+      return e;
+    }
+    if (PyList_Check(o)) {
+      Expr e(Expr::Kind::list, nullptr);
+      const Py_ssize_t n = PyList_GET_SIZE(o);
+      e.args.reserve(static_cast<size_t>(n));
+      for (Py_ssize_t i = 0; i < n; ++i) e.args.push_back(compile(PyList_GET_ITEM(o, i), depth + 1));
+      return e;
+    }
+    if (is_key_of(o, dsk_)) {
+      Expr e(Expr::Kind::dep, nullptr);
+      e.dep = slot_of(keys_(o));
+      return e;
+    }
+    return Expr(Expr::Kind::literal, o);
+  }
+
+  std::vector<Arg> take_refs() {
+    std::vector<Arg> refs;
+    refs.reserve(deps_.size());
+    for (Key& k : deps_) refs.emplace_back(ref(std::move(k)));
+    return refs;
+  }
+
+ private:
+  // Position of `k` among the task's keys, added when new: a scan for the few
+  // keys most tasks read, a hash map past that.
+  uint32_t slot_of(Key k) {
+    static constexpr size_t kScanLimit = 16;
+    const auto next = static_cast<uint32_t>(deps_.size());
+    if (next < kScanLimit) {
+      for (uint32_t i = 0; i < next; ++i) {
+        if (deps_[i] == k) return i;
+      }
+    } else {
+      if (index_.empty()) {
+        for (uint32_t i = 0; i < next; ++i) index_.emplace(deps_[i], i);
+      }
+      auto [it, inserted] = index_.try_emplace(k, next);
+      if (!inserted) return it->second;
+    }
+    deps_.push_back(std::move(k));
+    return next;
+  }
+
+  PyObject* dsk_;
+  KeyMap& keys_;
+  const py::handle& owner_;
+  std::vector<Key> deps_;
+  absl::flat_hash_map<Key, uint32_t> index_;
+};
+
+// The UTF-8 text of a str, or false when it has none (lone surrogates).
+bool utf8_of(PyObject* s, std::string_view& out) {
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(s, &n);
+  if (p == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  out = std::string_view(p, static_cast<size_t>(n));
+  return true;
+}
+
+}  // namespace
+
+Key KeyMap::operator()(py::handle k) {
+  PyObject* o = k.ptr();
+  std::string_view name;
+  if (PyUnicode_CheckExact(o)) {
+    if (utf8_of(o, name) && (name.empty() || name[0] != kReserved)) return Key(name);
+  } else if (PyTuple_CheckExact(o) && PyTuple_GET_SIZE(o) >= 1 && PyUnicode_CheckExact(PyTuple_GET_ITEM(o, 0)) &&
+             utf8_of(PyTuple_GET_ITEM(o, 0), name) && (name.empty() || name[0] != kReserved)) {
+    absl::InlinedVector<int64_t, 4> index;
+    const Py_ssize_t n = PyTuple_GET_SIZE(o);
+    bool ints = true;
+    for (Py_ssize_t i = 1; i < n && ints; ++i) {
+      PyObject* x = PyTuple_GET_ITEM(o, i);
+      if (!PyLong_Check(x)) {
+        ints = false;
+        break;
+      }
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+      if (overflow != 0 || (v == -1 && PyErr_Occurred() != nullptr)) {
+        PyErr_Clear();
+        ints = false;
+        break;
+      }
+      index.push_back(v);
+    }
+    if (ints) return Key(name, absl::Span<const int64_t>(index.data(), index.size()));
+  }
+  // Any other hashable key: a number of its own in this conversion.
+  PyObject* known = PyDict_GetItemWithError(others_.ptr(), o);
+  if (known == nullptr && PyErr_Occurred() != nullptr) throw py::error_already_set();
+  size_t id = 0;
+  if (known != nullptr) {
+    id = PyLong_AsSize_t(known);
+  } else {
+    id = static_cast<size_t>(PyDict_Size(others_.ptr()));
+    others_[k] = py::int_(id);
+  }
+  return Key(absl::StrCat(absl::string_view(&kReserved, 1), id));
+}
+
+py::handle Converted::python_key(const Key& k) const {
+  const auto id = graph.index_of(k);
+  return id ? keys[*id] : py::handle(py::none());
+}
+
+Converted convert(const py::dict& dsk, KeyMap& keys, std::shared_ptr<const ResultPolicy> policy) {
+  Converted out;
+  out.graph.reserve(dsk.size());
+  std::string name;
+  for (auto [k, v] : dsk) {
+    Key key = keys(k);
+    PyObject* o = v.ptr();
+    if (is_task(o) || PyList_Check(o)) {
+      Compiler c(dsk.ptr(), keys, k);
+      auto expr = std::make_shared<const Expr>(c.compile(o, 0));
+      name = is_task(o) ? function_name(PyTuple_GET_ITEM(o, 0)) : "list";
+      out.graph.put(key, Task::from_args(fn(name, PyTask{std::move(expr), policy}), c.take_refs()));
+    } else if (is_key_of(o, dsk.ptr())) {
+      out.graph.alias(key, keys(v));
+    } else {
+      Py_INCREF(o);
+      out.graph.put(key, Value::make<PyValue>(o, size_t{0}));
+    }
+    out.keys.append(k);
+  }
+  return out;
+}
+
+Keys convert_request(py::handle request, KeyMap& keys) {
+  if (!PyList_Check(request.ptr())) return Keys(keys(request));
+  std::vector<Keys> items;
+  items.reserve(PyList_GET_SIZE(request.ptr()));
+  for (py::handle item : py::reinterpret_borrow<py::list>(request)) items.push_back(convert_request(item, keys));
+  return Keys(std::move(items));
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,85 @@
+// python/src/pyvalue.cpp — releasing and spilling Python objects held by Values.
+#include "pyvalue.hpp"
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mapped_buffer.hpp"
+
+namespace py = pybind11;
+
+namespace tessera::python {
+
+namespace {
+// A mapped buffer starts at a page boundary of the scratch file.
+constexpr size_t kBufferAlignment = 4096;
+}  // namespace
+
+void decref_anywhere(PyObject* o) noexcept {
+  // At interpreter shutdown nothing may take the GIL; the object goes with the process.
+  if (Py_IsInitialized() == 0) return;
+  if (PyGILState_Check() != 0) {
+    Py_DECREF(o);
+    return;
+  }
+  const PyGILState_STATE s = PyGILState_Ensure();
+  Py_DECREF(o);
+  PyGILState_Release(s);
+}
+
+void spill_object(const PySpillable& v, SpillWriter& w) {
+  py::gil_scoped_acquire gil;
+  py::list buffers;
+  py::bytes data = py::module_::import("pickle").attr("dumps")(
+      py::handle(v.get()), py::arg("protocol") = 5, py::arg("buffer_callback") = buffers.attr("append"));
+  std::vector<py::buffer_info> views;
+  views.reserve(buffers.size());
+  for (py::handle b : buffers) {
+    // Out-of-band buffers are contiguous: numpy keeps others in band.
+    views.push_back(py::reinterpret_borrow<py::buffer>(b).request());
+  }
+  const std::string_view pickled = data;
+  {
+    // The bytes stay alive (held by `data` and `views`) while the GIL is released.
+    py::gil_scoped_release unlocked;
+    w.put<uint64_t>(v.nbytes());
+    w.put<uint64_t>(pickled.size());
+    w.write(pickled.data(), pickled.size());
+    w.put<uint64_t>(views.size());
+    for (const py::buffer_info& b : views) {
+      const size_t n = static_cast<size_t>(b.size * b.itemsize);
+      w.put<uint64_t>(n);
+      w.align(kBufferAlignment);
+      w.write(b.ptr, n);
+    }
+  }
+}
+
+PySpillable reload_object(SpillReader& r) {
+  const auto bytes = r.get<uint64_t>();
+  const auto n = r.get<uint64_t>();
+  r.expect(n, 1);
+  std::string pickled(n, '\0');
+  r.read(pickled.data(), n);
+  const auto nbuf = r.get<uint64_t>();
+  r.expect(nbuf, sizeof(uint64_t));
+  std::vector<MappedBuffer> mapped;
+  mapped.reserve(nbuf);
+  for (uint64_t i = 0; i < nbuf; ++i) {
+    const auto len = r.get<uint64_t>();
+    r.align(kBufferAlignment);
+    r.expect(len, 1);
+    mapped.push_back(MappedBuffer{len > 0 ? r.map(len) : nullptr, len});
+  }
+  py::gil_scoped_acquire gil;
+  py::list buffers;
+  for (MappedBuffer& m : mapped) buffers.append(py::cast(std::move(m)));
+  py::object obj = py::module_::import("pickle").attr("loads")(py::bytes(pickled), py::arg("buffers") = buffers);
+  return PySpillable(obj.release().ptr(), bytes);
+}
+
+}  // namespace tessera::python

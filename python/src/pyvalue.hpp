@@ -1,0 +1,70 @@
+// python/src/pyvalue.hpp — a Python object as a tessera Value, and how it spills.
+//
+// The scheduler moves Values between worker threads that do not hold the GIL and
+// drops a result the moment its last reader ran. A PyHeld owns one reference to a
+// Python object; whichever thread drops the last Value of it takes the GIL to
+// release that reference (a thread that holds it already just decrements).
+//
+// Two kinds: PyHeld<false> stays in memory; PyHeld<true> has a Spillable form
+// (pickle protocol 5, buffers out of band, each at a page boundary of the scratch
+// file so that reloading maps them instead of copying). A run with a memory limit
+// makes its large results of the second kind (get.cpp says which).
+#pragma once
+
+#include <Python.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "tessera/graph/spill.hpp"
+#include "tessera/graph/value.hpp"
+
+namespace tessera::python {
+
+//! Drops one reference to `o`, taking the GIL when this thread does not hold it.
+void decref_anywhere(PyObject* o) noexcept;
+
+//! One owned reference to a Python object and its accounted size in bytes.
+template <bool Spill>
+class PyHeld {
+ public:
+  //! Takes over the reference `owned` (a new reference).
+  PyHeld(PyObject* owned, size_t bytes) : obj_(owned), bytes_(bytes) {}
+  PyHeld(PyHeld&& o) noexcept : obj_(std::exchange(o.obj_, nullptr)), bytes_(o.bytes_) {}
+  PyHeld(const PyHeld&) = delete;
+  PyHeld& operator=(const PyHeld&) = delete;
+  PyHeld& operator=(PyHeld&&) = delete;
+  ~PyHeld() {
+    if (obj_ != nullptr) decref_anywhere(obj_);
+  }
+  //! A borrowed reference, valid while this holder lives.
+  PyObject* get() const { return obj_; }
+  size_t nbytes() const { return bytes_; }
+
+ private:
+  PyObject* obj_;
+  size_t bytes_;
+};
+
+using PyValue = PyHeld<false>;
+using PySpillable = PyHeld<true>;
+
+//! The object a Value made by this module holds (borrowed), or nullptr when the
+//! Value holds something else.
+inline PyObject* object_of(const Value& v) {
+  if (v.is<PyValue>()) return v.as<PyValue>().get();
+  if (v.is<PySpillable>()) return v.as<PySpillable>().get();
+  return nullptr;
+}
+
+//! Pickles (protocol 5) and unpickles a spilled object; the GIL is taken inside.
+void spill_object(const PySpillable& v, SpillWriter& w);
+PySpillable reload_object(SpillReader& r);
+
+}  // namespace tessera::python
+
+template <>
+struct tessera::Spillable<tessera::python::PySpillable> {
+  static void serialize(const tessera::python::PySpillable& v, SpillWriter& w) { tessera::python::spill_object(v, w); }
+  static tessera::python::PySpillable deserialize(SpillReader& r) { return tessera::python::reload_object(r); }
+};

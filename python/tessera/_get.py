@@ -1,0 +1,227 @@
+"""tessera.get: dask's scheduler protocol, run by tessera's C++ scheduler.
+
+The graph is converted once into tessera's Graph; the run (cull, order, the LIFO
+ready stack, release after the last reader, the memory budget and spilling) is
+C++ without the GIL, and only the task bodies run Python. This module does what
+is dask's business before and around the run: high-level graphs, dask's
+configuration, and dask's callbacks (``dask.callbacks.Callback`` and the
+``dask.diagnostics`` classes), which see the ``state`` dict that dask's own
+``get_async`` keeps, as far as they read it.
+"""
+from __future__ import annotations
+
+from . import _tessera
+
+
+def _flatten(keys):
+    """The keys of a request (a key or nested lists of keys), depth first."""
+    out, stack = [], [keys]
+    while stack:
+        k = stack.pop()
+        if isinstance(k, list):
+            stack.extend(reversed(k))
+        else:
+            out.append(k)
+    return out
+
+
+def _as_dict(dsk):
+    """A plain dict of the graph: a collection's graph, a HighLevelGraph merged once."""
+    if hasattr(dsk, "__dask_graph__"):
+        dsk = dsk.__dask_graph__()
+    if type(dsk) is dict:
+        return dsk
+    from dask.utils import ensure_dict
+
+    return ensure_dict(dsk)
+
+
+class _State:
+    """dask's get_async ``state`` dict, kept up to date from tessera's hooks for
+    dask's callbacks (pretask/posttask run one at a time, under tessera's lock).
+
+    tessera runs only what the request needs and resolves aliases without
+    running them, so the state holds the culled graph's tasks."""
+
+    def __init__(self, dsk, keys, cache, callbacks):
+        from dask.local import start_state_from_dask
+
+        needed = _tessera._cull_dependencies(dsk, keys)
+        culled = {k: dsk[k] for k in needed}
+        priorities = _tessera._order(culled)
+        self.sortkey = priorities.get
+        self.state = start_state_from_dask(culled, cache=dict(cache or {}), sortkey=self.sortkey)
+        self.dsk = dsk
+        self.results = set(_flatten(keys))
+        self.pretask_cbs = [cb[2] for cb in callbacks if cb[2]]
+        self.posttask_cbs = [cb[3] for cb in callbacks if cb[3]]
+
+    def pretask(self, key, worker):
+        st = self.state
+        ready = st["ready"]
+        if ready and ready[-1] == key:
+            ready.pop()
+        elif st["waiting"].pop(key, None) is None:
+            try:
+                ready.remove(key)
+            except ValueError:
+                pass
+        st["running"].add(key)
+        for f in self.pretask_cbs:
+            f(key, self.dsk, st)
+
+    def posttask(self, key, result, worker):
+        st = self.state
+        st["cache"][key] = result
+        waiting = st["waiting"]
+        for dep in sorted(st["dependents"].get(key, ()), key=self.sortkey, reverse=True):
+            s = waiting.get(dep)
+            if s is not None:
+                s.discard(key)
+                if not s:
+                    del waiting[dep]
+                    st["ready"].append(dep)
+        waiting_data = st["waiting_data"]
+        for dep in st["dependencies"].get(key, ()):
+            s = waiting_data.get(dep)
+            if s is not None:
+                s.discard(key)
+                if not s:
+                    del waiting_data[dep]
+            if s is not None and not s and dep not in self.results:
+                st["cache"].pop(dep, None)
+                st["released"].add(dep)
+        st["finished"].add(key)
+        st["running"].discard(key)
+        for f in self.posttask_cbs:
+            f(key, result, self.dsk, st, worker)
+
+
+def _normalize_callbacks(callbacks):
+    from dask.callbacks import normalize_callback
+
+    return [normalize_callback(cb) for cb in callbacks]
+
+
+def get(
+    dsk,
+    keys,
+    num_workers=None,
+    memory_limit=None,
+    spill_dir=None,
+    callbacks=None,
+    cache=None,
+    rerun_exceptions_locally=None,
+    raise_exception=None,
+    progress=False,
+    trace=None,
+    **kwargs,
+):
+    """Computes ``keys`` of the dask graph ``dsk`` with tessera's scheduler.
+
+    A drop-in for ``dask.threaded.get``::
+
+        dask.compute(x, scheduler=tessera.get)
+        x.compute(scheduler=tessera.get, memory_limit="2GiB")
+        with dask.config.set(scheduler=tessera.get): ...
+
+    Parameters
+    ----------
+    dsk : dict, HighLevelGraph or a dask collection
+    keys : a key, or (nested) lists of keys; the result has their shape (tuples)
+    num_workers : threads, the caller's included (default: dask's ``num_workers``
+        setting, else every core)
+    memory_limit : bytes (int or "2GiB") the results may hold at once; above it
+        results spill to ``spill_dir`` (default $TMPDIR) by pickle protocol 5 and
+        come back before their reader; ``tessera.MemoryLimitError`` names the task
+        when the limit cannot be kept
+    callbacks : dask callbacks (tuples or ``dask.callbacks.Callback``); default:
+        those registered globally (``Callback.active``)
+    cache : dict of values to use instead of computing their keys
+    rerun_exceptions_locally, raise_exception : as dask's ``get_async``
+    progress : tessera's progress bar on stderr
+    trace : a path: write a Chrome trace of the run there (open in ui.perfetto.dev)
+
+    Other keyword arguments (``pool``, ``chunksize``, ...) are accepted and ignored.
+    """
+    import dask
+    from dask.callbacks import local_callbacks
+
+    dsk = _as_dict(dsk)
+    if num_workers is None:
+        num_workers = dask.config.get("num_workers", None) or 0
+    if isinstance(memory_limit, str):
+        from dask.utils import parse_bytes
+
+        memory_limit = parse_bytes(memory_limit)
+    if rerun_exceptions_locally is None:
+        rerun_exceptions_locally = dask.config.get("rerun_exceptions_locally", False)
+    if cache is None:
+        cache = dask.config.get("cache", None)
+    for k in _flatten(keys):
+        if k not in dsk and not (cache is not None and k in cache):
+            raise KeyError(k)
+
+    with local_callbacks(callbacks) as cbs:
+        cbs = _normalize_callbacks(cbs)
+        if cbs:
+            dsk = dict(dsk)  # a start callback may change the graph (dask.cache.Cache does)
+        started = []
+        state = {}
+        succeeded = False
+        try:
+            for cb in cbs:
+                if cb[0]:
+                    cb[0](dsk)
+                started.append(cb)
+            hooks = None
+            if any(cb[1] or cb[2] or cb[3] for cb in cbs):
+                hooks = _State(dsk, keys, cache, cbs)
+                state = hooks.state
+                for cb in cbs:
+                    if cb[1]:
+                        cb[1](dsk, state)
+            result = _tessera._run(
+                dsk,
+                keys,
+                int(num_workers),
+                int(memory_limit or 0),
+                str(spill_dir or ""),
+                cache if isinstance(cache, dict) else (dict(cache) if cache is not None else None),
+                hooks,
+                bool(rerun_exceptions_locally),
+                raise_exception,
+                bool(progress),
+                str(trace or ""),
+                _sizeof() if memory_limit else None,
+            )
+            succeeded = True
+        finally:
+            for cb in started:
+                if cb[4]:
+                    cb[4](dsk, state, not succeeded)
+    return result
+
+
+def _sizeof():
+    from dask.sizeof import sizeof
+
+    return sizeof
+
+
+def order(dsk):
+    """Priorities of the tasks of ``dsk`` (smaller runs first), as ``dask.order.order``
+    gives them: a dict with every key of the graph."""
+    return _tessera._order(_as_dict(dsk))
+
+
+def cull(dsk, keys):
+    """What ``keys`` need of ``dsk``, as ``dask.optimization.cull``: (graph, dependencies)."""
+    dsk = _as_dict(dsk)
+    if not isinstance(keys, list):
+        keys = [keys]
+    for k in _flatten(keys):
+        if k not in dsk:
+            raise KeyError(k)
+    dependencies = _tessera._cull_dependencies(dsk, keys)
+    return {k: dsk[k] for k in dependencies}, dependencies
