@@ -161,6 +161,13 @@ def get(
     for k in _flatten(keys):
         if k not in dsk and not (cache is not None and k in cache):
             raise KeyError(k)
+    if cache is not None:
+        # As in dask's get_async, the graph's data lands in the given cache.
+        from dask.core import has_tasks
+
+        for k, v in dsk.items():
+            if k not in cache and not has_tasks(dsk, v):
+                cache[k] = v
 
     with local_callbacks(callbacks) as cbs:
         cbs = _normalize_callbacks(cbs)
