@@ -1,0 +1,157 @@
+"""tessera.get's own behaviour: errors, Ctrl-C, the memory limit, concurrent calls."""
+import operator
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import traceback
+
+import numpy as np
+import pytest
+
+import tessera
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fail(x):
+    raise ZeroDivisionError(f"no division of {x}")
+
+
+def test_task_exception_is_the_original_with_its_traceback():
+    dsk = {"a": 1, "b": (fail, "a"), "c": (operator.add, "b", 1)}
+    with pytest.raises(ZeroDivisionError, match="no division of 1") as info:
+        tessera.get(dsk, "c")
+    frames = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+    assert "fail" in frames
+
+
+def test_raise_exception_receives_the_exception_and_traceback():
+    seen = []
+
+    def raise_exception(exc, tb):
+        seen.append((type(exc), tb is not None))
+        raise RuntimeError("wrapped") from exc
+
+    with pytest.raises(RuntimeError, match="wrapped"):
+        tessera.get({"a": (fail, 2)}, "a", raise_exception=raise_exception)
+    assert seen == [(ZeroDivisionError, True)]
+
+
+def test_missing_key_is_a_key_error():
+    with pytest.raises(KeyError, match="nope"):
+        tessera.get({"a": 1}, ["a", ["nope"]])
+
+
+def test_cycle_is_an_error_naming_it():
+    dsk = {"a": (operator.neg, "b"), "b": (operator.neg, "a"), "c": (operator.neg, "a")}
+    with pytest.raises(RuntimeError, match="Cycle detected"):
+        tessera.get(dsk, "c")
+
+
+def test_nesting_past_the_limit_is_refused():
+    task = 1
+    for _ in range(1100):
+        task = (operator.neg, task)
+    with pytest.raises(ValueError, match="nests tasks and lists more than 1000 levels"):
+        tessera.get({"deep": task}, "deep")
+
+
+def test_memory_limit_error_names_the_task():
+    dsk = {"big": (np.ones, 4 << 20)}  # 32 MiB
+    with pytest.raises(tessera.MemoryLimitError, match="big"):
+        tessera.get(dsk, "big", memory_limit="8MiB")
+
+
+def test_keys_of_any_hashable_kind():
+    key = frozenset({1, 2})
+    dsk = {key: 5, 3.5: (operator.add, key, 1), ("t", 1.5): (operator.mul, 3.5, 2), ("x", 0, 1): ("t", 1.5)}
+    assert tessera.get(dsk, [("x", 0, 1), 3.5]) == (12, 6)
+
+
+def test_two_threads_at_once():
+    def graph(offset):
+        dsk = {("x", i): (operator.add, i, offset) for i in range(200)}
+        dsk["total"] = (sum, [("x", i) for i in range(200)])
+        dsk["slow"] = (time.sleep, 0.2)
+        dsk["out"] = (lambda t, s: t, "total", "slow")
+        return dsk
+
+    results = {}
+
+    def run(offset):
+        results[offset] = tessera.get(graph(offset), "out", num_workers=2)
+
+    threads = [threading.Thread(target=run, args=(o,)) for o in (0, 1000)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {0: sum(range(200)), 1000: sum(range(200)) + 200 * 1000}
+
+
+def _python(code, **kwargs):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env, **kwargs)
+
+
+def test_ctrl_c_cancels_the_run_and_removes_scratch(tmp_path):
+    # A chain of slow tasks whose 8 MiB results spill under a 16 MiB limit.
+    code = f"""
+        import time, numpy as np, tessera
+        def step(x, i):
+            time.sleep(0.05)
+            return np.full(1 << 20, float(i)) + x[:1]
+        dsk = {{("s", 0): (np.zeros, 1 << 20)}}
+        for i in range(1, 2000):
+            dsk[("s", i)] = (step, ("s", i - 1), i)
+        dsk["all"] = (sum, [(lambda a: a[0], ("s", i)) for i in range(2000)])
+        tessera.get(dsk, ["all", [("s", i) for i in range(0, 2000, 10)]], memory_limit="16MiB", spill_dir={str(tmp_path)!r})
+        print("finished")
+    """
+    p = _python(code, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(n.startswith("tessera-spill-") for n in os.listdir(tmp_path)):
+        time.sleep(0.05)
+    assert any(n.startswith("tessera-spill-") for n in os.listdir(tmp_path)), "the run never spilled"
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode != 0
+    assert b"KeyboardInterrupt" in err
+    assert b"finished" not in out
+    assert os.listdir(tmp_path) == []
+
+
+def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path):
+    # 32 blocks of 16 MiB read twice: by a mean over all of them, then each with
+    # that mean. Without a limit every block is held between the two passes
+    # (512 MiB, 4x the limit); with it they spill and come back.
+    code = f"""
+        import resource, numpy as np, tessera
+        n, size, limit = 32, 2 << 20, 128 << 20
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096
+        dsk = {{}}
+        for i in range(n):
+            dsk[("a", i)] = (np.full, size, float(i))
+            dsk[("s", i)] = (np.sum, ("a", i))
+        dsk["mean"] = (lambda *s: sum(s) / (n * size), *[("s", i) for i in range(n)])
+        for i in range(n):
+            dsk[("c", i)] = (lambda a, m: float(np.abs(a - m).sum()), ("a", i), "mean")
+        dsk["total"] = (sum, [("c", i) for i in range(n)])
+        base = rss()
+        got = tessera.get(dsk, "total", memory_limit=limit, spill_dir={str(tmp_path)!r}, num_workers=2)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        m = (n - 1) / 2
+        print(got == float(sum(abs(i - m) * size for i in range(n))), peak - base, limit)
+    """
+    p = _python(code, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err.decode()
+    equal, grown, limit = out.split()
+    assert equal == b"True"
+    assert int(grown) <= int(limit) * 1.1 + (100 << 20), (int(grown) >> 20, "MiB above the start")
+    assert os.listdir(tmp_path) == []
