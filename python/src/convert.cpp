@@ -234,6 +234,33 @@ bool utf8_of(PyObject* s, std::string_view& out) {
   return true;
 }
 
+// Appends the integer that `x` equals in a dict's eyes (an int, a numpy integer,
+// an integral float: ('x', np.int64(0)) and ('x', 0.0) are the key ('x', 0));
+// false for anything else or past int64.
+bool index_of(PyObject* x, absl::InlinedVector<int64_t, 4>& index) {
+  if (PyFloat_Check(x)) {
+    const double d = PyFloat_AS_DOUBLE(x);
+    if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<int64_t>(d))) return false;
+    index.push_back(static_cast<int64_t>(d));
+    return true;
+  }
+  if (!PyLong_Check(x) && !PyIndex_Check(x)) return false;
+  PyObject* as_int = PyNumber_Index(x);
+  if (as_int == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(as_int, &overflow);
+  Py_DECREF(as_int);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred() != nullptr)) {
+    PyErr_Clear();
+    return false;
+  }
+  index.push_back(v);
+  return true;
+}
+
 }  // namespace
 
 Key KeyMap::operator()(py::handle k) {
@@ -247,19 +274,7 @@ Key KeyMap::operator()(py::handle k) {
     const Py_ssize_t n = PyTuple_GET_SIZE(o);
     bool ints = true;
     for (Py_ssize_t i = 1; i < n && ints; ++i) {
-      PyObject* x = PyTuple_GET_ITEM(o, i);
-      if (!PyLong_Check(x)) {
-        ints = false;
-        break;
-      }
-      int overflow = 0;
-      const long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
-      if (overflow != 0 || (v == -1 && PyErr_Occurred() != nullptr)) {
-        PyErr_Clear();
-        ints = false;
-        break;
-      }
-      index.push_back(v);
+      ints = index_of(PyTuple_GET_ITEM(o, i), index);
     }
     if (ints) return Key(name, absl::Span<const int64_t>(index.data(), index.size()));
   }

@@ -155,3 +155,9 @@ def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path):
     assert equal == b"True"
     assert int(grown) <= int(limit) * 1.1 + (100 << 20), (int(grown) >> 20, "MiB above the start")
     assert os.listdir(tmp_path) == []
+
+
+def test_key_indices_equal_as_dict_keys_are_one_key():
+    # dask.array's graphs mix ('x', np.int64(0)) keys with ('x', 0) references.
+    dsk = {("x", np.int64(0)): 2, ("y", 0.0): (operator.neg, ("x", 0)), "z": (operator.add, ("y", np.int32(0)), 1)}
+    assert tessera.get(dsk, "z") == -1
