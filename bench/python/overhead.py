@@ -1,0 +1,91 @@
+"""Scheduling overhead of tessera.get on dask graphs of tiny Python tasks.
+
+Three graphs of about 100,000 operator.add tasks made by dask.delayed: a binary
+tree, 100 chains of 1,000, and a 1-D three-point stencil 500 wide.
+dask's own preparation (collections_to_dsk, no optimization, so that nothing is
+fused away) is done once and is the same for every scheduler; each row times the
+scheduler's whole call on that graph — tessera's conversion of the graph
+included — best of --repeat, with dask.threaded.get, dask.local.get_sync and
+tessera.get side by side.
+"""
+import argparse
+import operator
+import time
+
+import dask
+from dask import delayed
+from dask.base import collections_to_dsk
+from dask.local import get_sync
+from dask.threaded import get as threaded_get
+
+import tessera
+
+
+add = delayed(operator.add, pure=True)
+
+
+def tree(n):
+    level = [add(i, 1) for i in range(n // 2)]
+    while len(level) > 1:
+        level = [add(level[i], level[i + 1]) if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+    return level[0]
+
+
+def chains(n, length=1000):
+    ends = []
+    for c in range(n // length):
+        x = c
+        for _ in range(length):
+            x = add(x, 1)
+        ends.append(x)
+    return delayed(sum)(ends)
+
+
+def stencil(n, width=500):
+    row = [add(i, 0) for i in range(width)]
+    for _ in range(n // (2 * width) - 1):
+        row = [add(add(row[max(i - 1, 0)], row[i]), row[min(i + 1, width - 1)]) for i in range(width)]
+    return delayed(max)(row)
+
+
+def best(f, repeat):
+    out, times = None, []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = f()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tasks", type=int, default=100_000)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--workers", type=int, default=2)
+    a = p.parse_args()
+    schedulers = [
+        ("dask.threaded", lambda d, k: threaded_get(d, k, num_workers=a.workers)),
+        ("dask get_sync", lambda d, k: get_sync(d, k)),
+        ("tessera.get", lambda d, k: tessera.get(d, k, num_workers=a.workers)),
+    ]
+    print(f"dask graphs of ~{a.tasks} tiny Python tasks, {a.workers} workers, best of {a.repeat}; "
+          "seconds per get() on the prepared graph (tessera's conversion included)")
+    print(f"{'graph':8} {'tasks':>7} " + " ".join(f"{n:>14}" for n, _ in schedulers)
+          + f" {'vs threaded':>12} {'vs sync':>8}")
+    for name, make in (("tree", tree), ("chains", chains), ("stencil", stencil)):
+        x = make(a.tasks)
+        dsk = dict(collections_to_dsk([x], optimize_graph=False))
+        keys = x.__dask_keys__()
+        ntasks = sum(1 for v in dsk.values() if dask.core.istask(v))
+        secs, results = [], []
+        for _, run in schedulers:
+            s, r = best(lambda: run(dsk, keys), a.repeat)
+            secs.append(s)
+            results.append(r)
+        assert all(repr(r) == repr(results[0]) for r in results), (name, [repr(r)[:80] for r in results])
+        print(f"{name:8} {ntasks:7d} " + " ".join(f"{s:14.3f}" for s in secs)
+              + f" {secs[0] / secs[2]:11.1f}x {secs[1] / secs[2]:7.1f}x")
+
+
+if __name__ == "__main__":
+    main()
