@@ -299,14 +299,22 @@ py::handle Converted::python_key(const Key& k) const {
 Converted convert(const py::dict& dsk, KeyMap& keys, std::shared_ptr<const ResultPolicy> policy) {
   Converted out;
   out.graph.reserve(dsk.size());
+  // Most graphs call a few functions many times: name each once in a row.
   std::string name;
+  PyObject* named = nullptr;
   for (auto [k, v] : dsk) {
     Key key = keys(k);
     PyObject* o = v.ptr();
     if (is_task(o) || PyList_Check(o)) {
       Compiler c(dsk.ptr(), keys, k);
       auto expr = std::make_shared<const Expr>(c.compile(o, 0));
-      name = is_task(o) ? function_name(PyTuple_GET_ITEM(o, 0)) : "list";
+      PyObject* f = is_task(o) ? PyTuple_GET_ITEM(o, 0) : nullptr;
+      if (f == nullptr) {
+        name = "list";
+      } else if (f != named) {
+        name = function_name(f);
+      }
+      named = f;  // borrowed: dsk holds it for the whole conversion
       out.graph.put(key, Task::from_args(fn(name, PyTask{std::move(expr), policy}), c.take_refs()));
     } else if (is_key_of(o, dsk.ptr())) {
       out.graph.alias(key, keys(v));
