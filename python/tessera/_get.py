@@ -15,14 +15,9 @@ from . import _tessera
 
 def _flatten(keys):
     """The keys of a request (a key or nested lists of keys), depth first."""
-    out, stack = [], [keys]
-    while stack:
-        k = stack.pop()
-        if isinstance(k, list):
-            stack.extend(reversed(k))
-        else:
-            out.append(k)
-    return out
+    from dask.core import flatten
+
+    return list(flatten(keys)) if isinstance(keys, list) else [keys]
 
 
 def _as_dict(dsk):
