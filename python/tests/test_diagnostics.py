@@ -1,0 +1,85 @@
+"""dask's diagnostics and callbacks see a tessera run as they see dask's, and
+tessera's own progress bar and trace."""
+import json
+
+import dask
+import dask.array as da
+import numpy as np
+from dask.callbacks import Callback
+from dask.diagnostics import ProgressBar, Profiler, ResourceProfiler
+
+import tessera
+
+
+def test_callback_hooks_see_every_task_with_dask_state():
+    x = da.ones((40, 40), chunks=10)
+    y = (x + x.T).sum()
+    calls = {"start": 0, "start_state": 0, "pretask": [], "posttask": [], "finish": []}
+
+    def start(dsk):
+        calls["start"] += 1
+
+    def start_state(dsk, state):
+        calls["start_state"] += 1
+        assert state["ready"] and "waiting" in state and "cache" in state
+
+    def pretask(key, dsk, state):
+        assert key in state["running"]
+        calls["pretask"].append(key)
+
+    def posttask(key, result, dsk, state, worker_id):
+        assert key in state["finished"] and key not in state["running"]
+        calls["posttask"].append(key)
+
+    def finish(dsk, state, failed):
+        calls["finish"].append((failed, len(state["finished"])))
+
+    with Callback(start, start_state, pretask, posttask, finish):
+        assert y.compute(scheduler=tessera.get) == 3200
+    assert calls["start"] == 1 and calls["start_state"] == 1
+    assert sorted(map(str, calls["pretask"])) == sorted(map(str, calls["posttask"]))
+    assert calls["finish"] == [(False, len(calls["posttask"]))]
+
+
+def test_failed_run_tells_finish():
+    failed = []
+
+    def boom(x):
+        raise ValueError("boom")
+
+    with Callback(finish=lambda dsk, state, f: failed.append(f)):
+        try:
+            tessera.get({"a": 1, "b": (boom, "a")}, "b")
+        except ValueError:
+            pass
+    assert failed == [True]
+
+
+def test_progress_bar_profiler_resource_profiler(capsys):
+    x = da.random.random((200, 200), chunks=50)
+    y = (x @ x.T).mean()
+    expected = y.compute(scheduler="sync")
+    with ProgressBar(), Profiler() as prof, ResourceProfiler(dt=0.01) as rprof:
+        got = y.compute(scheduler=tessera.get)
+    assert np.isclose(got, expected)
+    assert "100% Completed" in capsys.readouterr().out
+    keys = {r.key for r in prof.results}
+    assert len(keys) == len(prof.results) > 0
+    assert all(r.end_time >= r.start_time for r in prof.results)
+    assert len(rprof.results) >= 1
+
+
+def test_tessera_progress_and_trace(tmp_path, capfd):
+    trace = tmp_path / "run.json"
+    dsk = {("x", i): (sum, [i, 1]) for i in range(50)}
+    dsk["total"] = (sum, [("x", i) for i in range(50)])
+    assert tessera.get(dsk, "total", progress=True, trace=str(trace)) == sum(range(50)) + 50
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    assert sum(1 for e in events if e.get("ph") == "X") == 51
+    assert "51" in capfd.readouterr().err
+
+
+def test_dask_config_scheduler():
+    with dask.config.set(scheduler=tessera.get):
+        assert da.arange(10, chunks=3).sum().compute() == 45
