@@ -161,3 +161,15 @@ def test_key_indices_equal_as_dict_keys_are_one_key():
     # dask.array's graphs mix ('x', np.int64(0)) keys with ('x', 0) references.
     dsk = {("x", np.int64(0)): 2, ("y", 0.0): (operator.neg, ("x", 0)), "z": (operator.add, ("y", np.int32(0)), 1)}
     assert tessera.get(dsk, "z") == -1
+
+
+def test_rerun_exceptions_locally_raises_the_original():
+    runs = []
+
+    def flaky(x):
+        runs.append(x)
+        raise KeyError("flaky")
+
+    with pytest.raises(KeyError, match="flaky"):
+        tessera.get({"a": 1, "b": (flaky, "a")}, "b", rerun_exceptions_locally=True)
+    assert runs == [1, 1]  # the run, then the rerun
