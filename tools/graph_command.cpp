@@ -23,6 +23,7 @@
 #include "tessera/optimize/order.hpp"
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/report.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/plan.hpp"
 
@@ -38,7 +39,9 @@ constexpr std::string_view kUsage =
     "  tessera graph dot FILE.json\n"
     "      Graphviz DOT on stdout, nodes coloured by order priority (blue runs first)\n"
     "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress] [--memory-limit BYTES]\n"
-    "      runs the file's synthetic tasks with get; prints the wall time and the memory held\n";
+    "                   [--report REPORT.html]\n"
+    "      runs the file's synthetic tasks with get; prints the wall time and the memory held;\n"
+    "      --report writes an HTML report of the run (also when it fails)\n";
 
 //! Loads `path`; a file tessera cannot use becomes an InputError naming it.
 GraphFile load(const std::string& path) {
@@ -193,11 +196,20 @@ int dot(Args a) {
   return 0;
 }
 
+//! The command line a report shows: the options that change the run.
+std::vector<std::string> run_command_line(const std::string& path, int workers, const std::optional<std::string>& limit) {
+  std::vector<std::string> words = {"tessera", "graph", "run", path};
+  if (workers > 0) words.insert(words.end(), {"--workers", std::to_string(workers)});
+  if (limit) words.insert(words.end(), {"--memory-limit", *limit});
+  return words;
+}
+
 int run(Args a) {
   const bool progress = a.flag("--progress");
   const std::optional<std::string> profile = a.option("--profile");
   const int workers = static_cast<int>(a.int_option("--workers", 0, 0, 1024));
   const std::optional<std::string> limit = a.option("--memory-limit");
+  const std::optional<std::string> report_path = a.option("--report");
   const std::string path = a.positional("FILE.json");
   a.done();
   // Without a budget, the graph goes on a heap of huge pages (see allocators.hpp):
@@ -219,19 +231,29 @@ int run(Args a) {
   diagnostics::Profiler profiler;
   if (progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
+  diagnostics::Report report({.title = f.name + " (tessera graph run)"});
+  if (report_path) {
+    report.set_command_line(run_command_line(path, workers, limit));
+    opts.callbacks.push_back(report.callbacks());
+  }
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
   opts.cancel = interrupts.token();
   const auto t0 = std::chrono::steady_clock::now();
   try {
     get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
-  } catch (const Cancelled&) {
-    if (interrupts.signal() == 0) throw;
+  } catch (const std::exception& e) {
+    if (report_path) {
+      report.record_error(e);
+      report.write_html(*report_path);
+    }
+    if (dynamic_cast<const Cancelled*>(&e) == nullptr || interrupts.signal() == 0) throw;
     std::fprintf(stderr, "tessera graph run: interrupted by %s after %zu of %zu tasks\n", interrupts.signal_name(),
                  stats.tasks_run, stats.tasks);
     return interrupts.exit_status();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (profile) profiler.write_chrome_trace(*profile);
+  if (report_path) report.write_html(*report_path);
 
   std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
               seconds * 1e3);
@@ -244,6 +266,7 @@ int run(Args a) {
     std::printf("  reloads               %zu (%.3f s)\n", stats.reload_count, stats.reload_seconds);
   }
   if (profile) std::printf("  trace                 %s (open in ui.perfetto.dev)\n", profile->c_str());
+  if (report_path) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
   return 0;
 }
 

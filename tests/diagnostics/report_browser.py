@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""The HTML report in a real browser: runs `tessera graph run --report` on four
+known runs, opens each report in headless Chromium (--dump-dom, --screenshot)
+and checks what the page drew against what the run measured.
+
+  small      a 10-task graph (written here)
+  failing    rechunk_rows_to_cols.json under a memory limit it cannot keep
+  spilling   matmul.json under a limit that makes it spill and reload
+  200k       a generated graph of 200,556 tasks (dask-style keys)
+
+Checks per report: no script error (window.onerror writes into #script-errors,
+and Chromium's console log is read); one lane per worker; the tasks drawn as
+bars plus those inside per-pixel aggregates equal the tasks in the page's data
+and the tasks the run finished; the memory panel's maximum equals the run's
+peak bytes held (the tool's `peak bytes held`, RunStats::peak_held_bytes); the
+limit line drawn exactly when a limit was set; spill/reload marks for the
+spilling run; the failing key at the top of the failing run's page; the
+screenshot has more than two colours in every panel; the 200k page is at most
+20 MB.
+
+usage: report_browser.py --tool build/tools/tessera --source-root . [--out DIR]
+                         [--only NAME] [--screenshot-to docs/report.png] [--print-times]
+Exit 77 (skipped) without chromium, unless CI=true.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--hide-scrollbars", "--force-device-scale-factor=1"]
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def write_small_graph(path):
+    """10 tasks: 4 loads, 4 incs, 1 sum of pairs, 1 total (a small dask-like graph)."""
+    tok = "0123456789abcdef0123456789abcdef"
+    tasks = []
+    for i in range(4):
+        tasks.append({"key": ["load-" + tok, i], "deps": [], "func": "load", "nbytes": 4 << 20})
+        tasks.append({"key": ["inc-" + tok, i], "deps": [["load-" + tok, i]], "func": "inc", "nbytes": 4 << 20})
+    tasks.append({"key": ["sum-partial-" + tok, 0], "deps": [["inc-" + tok, i] for i in range(4)],
+                  "func": "sum", "nbytes": 8})
+    tasks.append({"key": "total-" + tok, "deps": [["sum-partial-" + tok, 0]], "func": "sum", "nbytes": 8})
+    json.dump({"format": "tessera-graph/1", "name": "small", "tasks": tasks, "outputs": ["total-" + tok]},
+              open(path, "w"))
+    return len(tasks)
+
+
+def write_200k_graph(path):
+    """95,000 random blocks, an element-wise op on each, a tree of sums with fan-in 10."""
+    rnd, neg, tot = ("random_sample-" + "a" * 32, "neg-" + "b" * 32, "sum-partial-" + "c" * 32)
+    out = ['{"format":"tessera-graph/1","name":"200k","tasks":[']
+    rows = []
+    n = 95_000
+    for i in range(n):
+        rows.append('{"key":["%s",%d,%d],"deps":[],"func":"random_sample","nbytes":8000}' % (rnd, i // 100, i % 100))
+        rows.append('{"key":["%s",%d,%d],"deps":[["%s",%d,%d]],"func":"neg","nbytes":8000}'
+                    % (neg, i // 100, i % 100, rnd, i // 100, i % 100))
+    level = [(neg, i // 100, i % 100) for i in range(n)]
+    depth = 0
+    while len(level) > 1:
+        nxt = []
+        for j in range(0, len(level), 10):
+            key = ("%s-%d" % (tot, depth), j // 10)
+            deps = ",".join(json.dumps(list(k)) for k in level[j:j + 10])
+            rows.append('{"key":["%s",%d],"deps":[%s],"func":"sum","nbytes":8}' % (key[0], key[1], deps))
+            nxt.append(key)
+        level = nxt
+        depth += 1
+    out.append(",".join(rows))
+    out.append('],"outputs":[%s]}' % json.dumps(list(level[0])))
+    open(path, "w").write("".join(out))
+    return len(rows)
+
+
+def run_tool(tool, args):
+    p = subprocess.run([tool] + args, capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def chromium(binary, url, extra, timeout=180):
+    with tempfile.TemporaryDirectory() as profile:
+        p = subprocess.run([binary] + CHROMIUM_FLAGS + ["--user-data-dir=" + profile, "--enable-logging=stderr",
+                                                        "--v=0"] + extra + [url],
+                           capture_output=True, text=True, timeout=timeout)
+    return p.stdout, p.stderr
+
+
+def attrs(dom, element_id):
+    """The attributes of the element with id `element_id` in Chromium's dump."""
+    m = re.search(r'<[a-z0-9]+\s([^>]*\bid="%s"[^>]*)>' % re.escape(element_id), dom)
+    if not m:
+        return {}
+    return dict(re.findall(r'([a-z-]+)="([^"]*)"', m.group(1)) + re.findall(r'\b(hidden)\b()', m.group(1)))
+
+
+def read_png(path):
+    """(width, height, rows of RGBA/RGB tuples) of an 8-bit, non-interlaced PNG."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and ctype in (2, 6) and interlace == 0, "unexpected PNG format"
+            bpp = 4 if ctype == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def colours_in(png, rect):
+    w, h, bpp, rows = png
+    x0, y0, rw, rh = rect
+    seen = set()
+    for y in range(max(0, y0), min(h, y0 + rh)):
+        row = rows[y]
+        for x in range(max(0, x0), min(w, x0 + rw)):
+            seen.add(row[x * bpp:x * bpp + 3])
+    return seen
+
+
+def check_report(name, html_path, expect, browser, out, print_times, screenshot_to):
+    size = os.path.getsize(html_path)
+    text = open(html_path, encoding="utf-8").read()
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', text, re.S).group(1))
+    ntasks = len(data["tasks"]["name"])
+    url = "file://" + os.path.abspath(html_path)
+    t = time.time()
+    dom, log = chromium(browser, url, ["--dump-dom"])
+    wall = time.time() - t
+    body = attrs(dom, "stream")
+    draw_ms = float(re.search(r'data-draw-ms="([0-9.]+)"', dom).group(1)) if 'data-draw-ms' in dom else float("nan")
+    print(f"{name}: {size / 1e6:.2f} MB, {ntasks} tasks, drawn in {draw_ms:.0f} ms in the page "
+          f"({wall:.1f} s for chromium to start, load and dump)")
+    if print_times:
+        return size, draw_ms
+    errors = re.search(r'<pre id="script-errors">(.*?)</pre>', dom, re.S)
+    check(errors is not None and errors.group(1).strip() == "", f"{name}: no script error in the page")
+    console = [l for l in log.splitlines() if "CONSOLE" in l or "Uncaught" in l]
+    check(not console, f"{name}: nothing on the console {console[:3]}")
+    check(ntasks == expect["tasks_run"], f"{name}: the page's data has the {expect['tasks_run']} tasks the run finished"
+          f" (has {ntasks})")
+    lanes = len(re.findall(r'class="lane" data-worker=', dom))
+    check(lanes == expect["workers"] and body.get("data-lanes") == str(expect["workers"]),
+          f"{name}: one lane per worker ({expect['workers']}; DOM {lanes}, drawn {body.get('data-lanes')})")
+    bars, aggs, inside = (int(body.get("data-bars", -1)), int(body.get("data-aggregates", -1)),
+                          int(body.get("data-aggregated", -1)))
+    check(bars + inside == ntasks and aggs <= inside,
+          f"{name}: {bars} bars + {inside} tasks in {aggs} aggregates = the {ntasks} tasks")
+    mem = attrs(dom, "memory")
+    check(mem.get("data-max-bytes") == str(expect["peak_bytes"]) and mem.get("data-held-drawn") == "1",
+          f"{name}: memory panel's maximum {mem.get('data-max-bytes')} == peak bytes held {expect['peak_bytes']}")
+    if expect.get("limit"):
+        check(mem.get("data-limit-line") == str(expect["limit"]), f"{name}: limit line at {expect['limit']}")
+    else:
+        check("data-limit-line" not in mem, f"{name}: no limit line without a limit")
+    if expect.get("reloads"):
+        # The spill hook reports a result written out and still needed; RunStats also counts those
+        # released while being written.
+        kinds = data["spills"]["kind"]
+        check(sum(kinds) == expect["reloads"] and 0 < len(kinds) - sum(kinds) <= expect["spills"],
+              f"{name}: spill events {len(kinds) - sum(kinds)} (of {expect['spills']} spills), "
+              f"reload events {sum(kinds)} == {expect['reloads']} reloads")
+        check(int(mem.get("data-marks", 0)) == len(kinds),
+              f"{name}: one mark per spill and reload event ({len(kinds)}; drawn {mem.get('data-marks')})")
+    errs = attrs(dom, "errors")
+    if expect.get("error_key"):
+        check("hidden" not in errs and expect["error_key"] in dom and
+              dom.find('id="errors"') < dom.find('id="summary"'),
+              f"{name}: the failing key {expect['error_key'][:40]}... at the top")
+    else:
+        check("hidden" in errs, f"{name}: no error panel")
+    if "max_mb" in expect:
+        check(size <= expect["max_mb"] * 1e6, f"{name}: {size / 1e6:.1f} MB <= {expect['max_mb']} MB")
+    # The screenshot: every panel has more than two colours.
+    rects = {}
+    for panel in ("summary", "stream", "memory", "progress"):
+        r = attrs(dom, panel).get("data-rect")
+        rects[panel] = [int(v) for v in r.split(",")] if r else None
+    bottom = max(r[1] + r[3] for r in rects.values() if r) + 20
+    png_path = os.path.join(out, name + ".png")
+    chromium(browser, url, [f"--window-size=1280,{bottom}", "--screenshot=" + png_path])
+    png = read_png(png_path)
+    for panel, r in rects.items():
+        n = len(colours_in(png, r)) if r else 0
+        check(n > 2, f"{name}: screenshot's {panel} panel has {n} colours (> 2)")
+    if screenshot_to:
+        shutil.copyfile(png_path, screenshot_to)
+        print(f"wrote {screenshot_to}")
+    return size, draw_ms
+
+
+def parse_run(stdout):
+    get = lambda label: int(re.search(label + r"\s+(\d+)", stdout).group(1))
+    m = re.search(r": (\d+) tasks on (\d+) worker", stdout)
+    return {"tasks_run": int(m.group(1)), "workers": int(m.group(2)), "peak_bytes": get("peak bytes held")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tool", required=True)
+    ap.add_argument("--source-root", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--only")
+    ap.add_argument("--screenshot-to")
+    ap.add_argument("--print-times", action="store_true")
+    a = ap.parse_args()
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("chromium not found (scripts/setup installs it)")
+        sys.exit(1 if os.environ.get("CI") == "true" else 77)
+    out = a.out or tempfile.mkdtemp(prefix="tessera-report-")
+    os.makedirs(out, exist_ok=True)
+    graphs = os.path.join(a.source_root, "tests", "data", "graphs")
+    small = os.path.join(out, "small.json")
+    write_small_graph(small)
+    runs = {}
+
+    def wanted(name):
+        return a.only in (None, name)
+
+    if wanted("small"):
+        rc, so, se = run_tool(a.tool, ["graph", "run", small, "--workers", "2", "--report", out + "/small.html"])
+        check(rc == 0, f"small run exits 0 ({se.strip()})")
+        runs["small"] = parse_run(so)
+    if wanted("failing"):
+        rc, so, se = run_tool(a.tool, ["graph", "run", os.path.join(graphs, "rechunk_rows_to_cols.json"), "--workers",
+                                       "2", "--memory-limit", "700000", "--report", out + "/failing.html"])
+        check(rc == 1 and "cannot be met" in se, "failing run exits 1 with a MemoryLimitError")
+        key = re.search(r"task (\('[^)]*\))", se).group(1)
+        data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                    open(out + "/failing.html").read(), re.S).group(1))
+        finished = sum(r["finished"] for r in data["runs"])
+        runs["failing"] = {"tasks_run": finished, "workers": 2, "peak_bytes": data["runs"][0]["peak_bytes"],
+                           "limit": 700000, "error_key": key}
+    if wanted("spilling"):
+        rc, so, se = run_tool(a.tool, ["graph", "run", os.path.join(graphs, "matmul.json"), "--workers", "2",
+                                       "--memory-limit", "300000", "--report", out + "/spilling.html"])
+        check(rc == 0, f"spilling run exits 0 ({se.strip()})")
+        r = parse_run(so)
+        spilled = int(re.search(r"bytes spilled\s+\d+ \((\d+) results", so).group(1))
+        reloads = int(re.search(r"reloads\s+(\d+)", so).group(1))
+        check(spilled > 0, f"spilling run spills ({spilled} results)")
+        r.update(limit=300000, spills=spilled, reloads=reloads)
+        runs["spilling"] = r
+    if wanted("200k"):
+        big = os.path.join(out, "200k.json")
+        n = write_200k_graph(big)
+        rc, so, se = run_tool(a.tool, ["graph", "run", big, "--workers", "2", "--report", out + "/200k.html"])
+        check(rc == 0, f"200k run exits 0 ({se.strip()})")
+        r = parse_run(so)
+        check(r["tasks_run"] == n, f"200k run ran {n} tasks")
+        r["max_mb"] = 20
+        runs["200k"] = r
+    figures = {}
+    for name, expect in runs.items():
+        figures[name] = check_report(name, os.path.join(out, name + ".html"), expect, browser, out,
+                                     a.print_times, a.screenshot_to if name == "spilling" else None)
+    if a.print_times:
+        for name, (size, ms) in figures.items():
+            print(f"report {name}: {size / 1e6:.2f} MB, opened and drawn in {ms:.0f} ms (headless Chromium)")
+    print(f"reports and screenshots in {out}")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
