@@ -14,6 +14,7 @@
 
 #include "allocators.hpp"
 #include "command.hpp"
+#include "graph_dot.hpp"
 #include "interrupt.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/compiled.hpp"
@@ -36,8 +37,9 @@ constexpr std::string_view kUsage =
     "  tessera graph inspect FILE.json [--json]\n"
     "      counts, critical path, memory pressure under tessera's order and get_sync,\n"
     "      beside dask's figures from the file\n"
-    "  tessera graph dot FILE.json\n"
-    "      Graphviz DOT on stdout, nodes coloured by order priority (blue runs first)\n"
+    "  tessera graph dot FILE.json [--color order|memory]\n"
+    "      Graphviz DOT on stdout, labelled by key group and indices, coloured by order's priority\n"
+    "      (blue runs first) or by bytes; wide graphs collapse to a node per key group and depth\n"
     "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress] [--memory-limit BYTES]\n"
     "                   [--report REPORT.html]\n"
     "      runs the file's synthetic tasks with get; prints the wall time and the memory held;\n"
@@ -162,37 +164,11 @@ int inspect(Args a) {
   return 0;
 }
 
-//! `s` as the inside of a DOT double-quoted string.
-std::string dot_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
 int dot(Args a) {
+  const DotColor color = parse_dot_color(a.option("--color").value_or("order"));
   const std::string path = a.positional("FILE.json");
   a.done();
-  const GraphFile f = load(path);
-  const CompiledGraph& c = f.compiled;
-  const std::vector<uint32_t> prio = order(f.graph, c);
-  const double last = std::max<double>(1.0, c.size() - 1.0);
-  std::printf("digraph \"%s\" {\n", dot_escape(f.name).c_str());
-  std::printf("  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    const Node& n = f.graph.node(i);
-    const std::string func = n.is_task() ? n.task().function_name() : "literal";
-    // Hue from blue (runs first) to red (runs last).
-    const double hue = 0.667 * (1.0 - prio[i] / last);
-    std::printf("  n%u [label=\"%s\\n%s #%u\", fillcolor=\"%.3f 0.45 1.000\"];\n", i,
-                dot_escape(f.graph.key(i).str()).c_str(), dot_escape(func).c_str(), prio[i], hue);
-  }
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    for (uint32_t d : c.dependencies(i)) std::printf("  n%u -> n%u;\n", d, i);
-  }
-  std::printf("}\n");
+  write_dot(load(path), color, stdout);
   return 0;
 }
 

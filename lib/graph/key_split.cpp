@@ -62,4 +62,15 @@ std::string key_split(std::string_view name) {
   return result;
 }
 
+std::string key_label(const Key& key) {
+  std::string label = key_split(key);
+  if (!key.is_tuple()) return label;
+  label += " (";
+  for (size_t a = 0; a < key.index().size(); ++a) {
+    if (a > 0) label += ", ";
+    label += std::to_string(key.index()[a]);
+  }
+  return label + ")";
+}
+
 }  // namespace tessera

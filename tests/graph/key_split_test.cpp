@@ -40,3 +40,9 @@ TEST_CASE("key_split of a tuple key is that of its name") {
   CHECK(key_split(Key("rechunk-split-0123456789abcdef0123456789abcdef", {3, 4})) == "rechunk-split");
   CHECK(key_split(Key("x", {0})) == "x");
 }
+
+TEST_CASE("key_label is the group plus the indices") {
+  CHECK(tessera::key_label(Key("random_sample-d86e5c0d", {0, 1})) == "random_sample (0, 1)");
+  CHECK(tessera::key_label(Key("x", {})) == "x ()");
+  CHECK(tessera::key_label(Key("sum-aggregate-a739")) == "sum-aggregate");
+}

@@ -17,6 +17,7 @@
 //   assert(tessera::key_split(tessera::Key("rechunk-merge-9c1f...", {0, 1})) == "rechunk-merge");
 //   assert(tessera::key_split("x-1") == "x");
 //   assert(tessera::key_split("a9f3c0e0d1b2c3d4e5f60718293a4b5c") == "data");
+//   assert(tessera::key_label(tessera::Key("random_sample-d86e5c0d", {0, 1})) == "random_sample (0, 1)");
 // @endcode
 //
 // Thread-safe (pure functions).
@@ -35,5 +36,8 @@ inline std::string key_split(const char* name) { return key_split(std::string_vi
 inline std::string key_split(const std::string& name) { return key_split(std::string_view(name)); }
 //! The group of `key`: key_split of its name (the indices are not part of it).
 inline std::string key_split(const Key& key) { return key_split(key.name()); }
+//! A short label for pictures: key_split of the name plus the indices, as
+//! dask's visualize labels keys without their tokens: `random_sample (0, 1)`.
+std::string key_label(const Key& key);
 
 }  // namespace tessera
