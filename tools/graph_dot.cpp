@@ -21,6 +21,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "command.hpp"
+#include "human.hpp"
 #include "tessera/graph/key_split.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/order.hpp"
@@ -65,19 +66,6 @@ std::string fill(DotColor color, double x) {
 //! Bytes on a log scale in [0, 1] against the largest.
 double memory_scale(uint64_t bytes, uint64_t largest) {
   return largest == 0 ? 0.0 : std::log1p(static_cast<double>(bytes)) / std::log1p(static_cast<double>(largest));
-}
-
-std::string fmt_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
 }
 
 void write_nodes(const GraphFile& f, const std::vector<uint32_t>& prio, DotColor color, std::FILE* out) {
@@ -153,7 +141,7 @@ void write_collapsed(const GraphFile& f, const std::vector<uint32_t>& prio, cons
     const double x = color == DotColor::order ? mean / last : memory_scale(k.bytes, largest);
     std::fprintf(out, "  s%u [label=\"%s\\n%llu task%s, depth %u\\n%s\", fillcolor=\"%s\"];\n", s,
                  dot_escape(k.group).c_str(), static_cast<unsigned long long>(k.tasks), k.tasks == 1 ? "" : "s",
-                 k.depth, fmt_bytes(k.bytes).c_str(), fill(color, x).c_str());
+                 k.depth, human(static_cast<double>(k.bytes)).c_str(), fill(color, x).c_str());
   }
   std::vector<uint64_t> edges;
   for (uint32_t i = 0; i < c.size(); ++i) {
