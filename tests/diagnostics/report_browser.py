@@ -183,6 +183,8 @@ def check_report(name, html_path, expect, browser, out, print_times, screenshot_
               f"{name}: the failing key {expect['error_key'][:40]}... at the top")
     else:
         check("hidden" in errs, f"{name}: no error panel")
+    if expect.get("zoom"):
+        check_zoom(name, data, url, browser)
     if "max_mb" in expect:
         check(size <= expect["max_mb"] * 1e6, f"{name}: {size / 1e6:.1f} MB <= {expect['max_mb']} MB")
     # The screenshot: every panel has more than two colours.
@@ -202,6 +204,25 @@ def check_report(name, html_path, expect, browser, out, print_times, screenshot_
         print(f"wrote {screenshot_to}")
     print(f"{name}: {size / 1e6:.2f} MB, {ntasks} tasks, opened and drawn in {draw_ms:.0f} ms")
     return size, ntasks, [draw_ms]
+
+
+def check_zoom(name, data, url, browser):
+    """Opened zoomed on 1% of the run (#view=): the tasks drawn are those the window overlaps, as the
+    page computes them (the same double arithmetic), and some are wide enough to be bars."""
+    t = data["tasks"]
+    start = [s * 1e-9 for s in t["start"]]
+    end = [(s + d) * 1e-9 for s, d in zip(t["start"], t["dur"])]
+    t0, t1 = min(start), max(end)
+    pad = max((t1 - t0) * 0.01, 1e-7)
+    t0, t1 = t0 - pad, t1 + pad
+    a, b = 0.50 * (t1 - t0), 0.51 * (t1 - t0)
+    v0, v1 = max(t0, t0 + a), min(t1, t0 + b)
+    expected = sum(1 for s, e in zip(start, end) if e >= v0 and s <= v1)
+    dom, _ = chromium(browser, url + "#view=%r,%r" % (a, b), ["--dump-dom"])
+    stream = attrs(dom, "stream")
+    drawn, bars = int(stream.get("data-drawn", -1)), int(stream.get("data-bars", -1))
+    check(drawn == expected and bars > 0,
+          f"{name}: zoomed to 1% of the run: {drawn} tasks drawn ({bars} as bars) == {expected} in the window")
 
 
 def parse_run(stdout):
@@ -267,6 +288,7 @@ def main():
         r = parse_run(so)
         check(r["tasks_run"] == n, f"200k run ran {n} tasks")
         r["max_mb"] = 20
+        r["zoom"] = True
         runs["200k"] = r
     figures = {}
     for name, expect in runs.items():
