@@ -185,6 +185,8 @@ def check_report(name, html_path, expect, browser, out, print_times, screenshot_
         check("hidden" in errs, f"{name}: no error panel")
     if expect.get("zoom"):
         check_zoom(name, data, url, browser)
+    if expect.get("hover"):
+        check_hover(name, html_path, browser, out)
     if "max_mb" in expect:
         check(size <= expect["max_mb"] * 1e6, f"{name}: {size / 1e6:.1f} MB <= {expect['max_mb']} MB")
     # The screenshot: every panel has more than two colours.
@@ -225,6 +227,35 @@ def check_zoom(name, data, url, browser):
           f"{name}: zoomed to 1% of the run: {drawn} tasks drawn ({bars} as bars) == {expected} in the window")
 
 
+# Moves the mouse over the first task bar drawn, keeps the tooltip's text, then zooms in with the wheel.
+HOVER = """<script>
+const c = document.getElementById('stream-canvas'), r = c.getBoundingClientRect();
+const dataset = document.getElementById('stream').dataset, before = dataset.drawn;
+const [x, y] = document.body.dataset.firstBar.split(',').map(Number);
+c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + x, clientY: r.top + y, bubbles: true}));
+document.body.dataset.tip = document.getElementById('tip').textContent;
+c.dispatchEvent(new WheelEvent('wheel', {clientX: r.left + x, clientY: r.top + y, deltaY: -600, bubbles: true,
+                                         cancelable: true}));
+requestAnimationFrame(() => { document.body.dataset.zoomed = before + ' ' + dataset.drawn; });
+</script></body>"""
+
+
+def check_hover(name, html_path, browser, out):
+    """The tooltip names key, function, duration and bytes; the wheel zooms in (fewer tasks drawn)."""
+    page = os.path.join(out, name + "-hover.html")
+    open(page, "w", encoding="utf-8").write(open(html_path, encoding="utf-8").read().replace("</body>", HOVER))
+    dom, _ = chromium(browser, "file://" + os.path.abspath(page), ["--virtual-time-budget=3000", "--dump-dom"])
+    body = attrs(dom, "report-body")
+    tip = body.get("data-tip", "")
+    check(all(w in tip for w in ("key: ", "function: ", "duration: ", "bytes: ")),
+          f"{name}: hovering a bar shows its key, function, duration and bytes ({tip[:80]})")
+    before, _, after = body.get("data-zoomed", " ").partition(" ")
+    check(before.isdigit() and after.isdigit() and int(after) < int(before),
+          f"{name}: the wheel zooms in: tasks drawn {before} -> {after}")
+    errors = re.search(r'<pre id="script-errors">(.*?)</pre>', dom, re.S)
+    check(errors is not None and errors.group(1).strip() == "", f"{name}: no script error on hover and zoom")
+
+
 def parse_run(stdout):
     get = lambda label: int(re.search(label + r"\s+(\d+)", stdout).group(1))
     m = re.search(r": (\d+) tasks on (\d+) worker", stdout)
@@ -258,6 +289,7 @@ def main():
         rc, so, se = run_tool(a.tool, ["graph", "run", small, "--workers", "2", "--report", out + "/small.html"])
         check(rc == 0, f"small run exits 0 ({se.strip()})")
         runs["small"] = parse_run(so)
+        runs["small"]["hover"] = True
     if wanted("failing"):
         rc, so, se = run_tool(a.tool, ["graph", "run", os.path.join(graphs, "rechunk_rows_to_cols.json"), "--workers",
                                        "2", "--memory-limit", "700000", "--report", out + "/failing.html"])
