@@ -1,7 +1,7 @@
 // demo — tessera's main job: a 2-D FFT of an array larger than the memory it may use.
 //
 //   build/examples/demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--codec SPEC] [--dir DIR] [--keep]
-//                       [--input IMAGE]
+//                       [--input IMAGE] [--report REPORT.html]
 //
 // 1. Generates a compressed zarr store of float32 noise plus three plane waves
 //    of known frequencies, `--size` bytes, chunked by rows. `--codec` takes the
@@ -24,7 +24,8 @@
 // The stores go in a new folder under --dir (default $TMPDIR or /tmp), removed
 // at the end unless --keep. `--input` skips step 1 and transforms the
 // image.zarr a `--keep` run left (bench/fft times the steps this way); its size
-// is the store's, and its waves those the demo plants.
+// is the store's, and its waves those the demo plants. `--report` writes one
+// HTML page of the three runs (diagnostics/report.hpp), also when one fails.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -48,6 +49,7 @@
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/report.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
 
@@ -64,12 +66,13 @@ struct Settings {
   bool keep = false;
   std::string input;  // an image.zarr a previous run kept; empty: generate one
   std::string codec = "blosc:lz4:5:shuffle";
+  std::string report;  // an HTML report of the three runs; empty: none
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "demo: %s\nusage: demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--codec SPEC] [--dir DIR] [--keep] "
-               "[--input IMAGE]\n",
+               "[--input IMAGE] [--report REPORT.html]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -97,6 +100,8 @@ Settings parse(int argc, char** argv) {
         s.codec = value();
       } else if (a == "--input") {
         s.input = value();
+      } else if (a == "--report") {
+        s.report = value();
       } else if (a == "--keep") {
         s.keep = true;
       } else {
@@ -269,14 +274,16 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-tessera::GetOptions run_options(const Settings& s, tessera::diagnostics::ProgressBar& bar) {
+tessera::GetOptions run_options(const Settings& s, tessera::diagnostics::ProgressBar& bar,
+                                tessera::diagnostics::Report* report) {
   tessera::GetOptions o;
   o.num_workers = s.workers;
   o.callbacks.push_back(bar.callbacks());
+  if (report != nullptr) o.callbacks.push_back(report->callbacks());
   return o;
 }
 
-int run(const Settings& s, const fs::path& work) {
+int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* report) {
   constexpr double kMiB = 1.0 / (1 << 20);
   // The image: columns a power of two near sqrt(size / 4), rows to make up the size.
   int64_t cols = 1;
@@ -322,7 +329,7 @@ int run(const Settings& s, const fs::path& work) {
     };
     const ta::Array x = ta::from_blocks(make, ta::DType::float32(), {rows, cols}, {row_block, -1});
     ta::StoreOptions o;
-    o.compute = run_options(s, bar);
+    o.compute = run_options(s, bar, report);
     o.zarr.codec = s.codec;
     try {
       ta::store(x, input, o);
@@ -343,7 +350,7 @@ int run(const Settings& s, const fs::path& work) {
     ta::RechunkStoreOptions o;
     o.rechunk.block_size_limit = block_bytes;
     o.rechunk.scratch_dir = work.string();
-    o.store.compute = run_options(s, bar);
+    o.store.compute = run_options(s, bar, report);
     // Each row block's shard of a column block is one run of its chunk file but
     // in the last, narrower block (a run per row there): straight writes pay.
     o.direct_min_run = 0;
@@ -381,7 +388,7 @@ int run(const Settings& s, const fs::path& work) {
       }
       level = std::move(next);
     }
-    radial = tessera::get(g, level.front(), run_options(s, bar)).as<Radial>();
+    radial = tessera::get(g, level.front(), run_options(s, bar, report)).as<Radial>();
   }
   const double t_columns = clock.lap();
 
@@ -422,10 +429,26 @@ int main(int argc, char** argv) {
   }
   const fs::path work = tmpl;
   int status = 1;
+  // One report of the demo's three runs (generate, FFT rows + shuffle, FFT columns).
+  std::unique_ptr<tessera::diagnostics::Report> report;
+  if (!s.report.empty()) {
+    report = std::make_unique<tessera::diagnostics::Report>(tessera::diagnostics::ReportOptions{.title = "tessera demo"});
+    report->set_command_line(std::vector<std::string>(argv, argv + argc));
+  }
   try {
-    status = run(s, work);
+    status = run(s, work, report.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "demo: %s\n", e.what());
+    if (report) report->record_error(e);
+  }
+  if (report) {
+    try {
+      report->write_html(s.report);
+      std::printf("report %s (open in a browser)\n", s.report.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "demo: %s\n", e.what());
+      status = 1;
+    }
   }
   if (s.keep) {
     std::printf("kept the stores in %s\n", work.c_str());

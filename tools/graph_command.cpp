@@ -14,6 +14,7 @@
 
 #include "allocators.hpp"
 #include "command.hpp"
+#include "graph_dot.hpp"
 #include "interrupt.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/compiled.hpp"
@@ -23,6 +24,7 @@
 #include "tessera/optimize/order.hpp"
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/report.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/plan.hpp"
 
@@ -35,10 +37,13 @@ constexpr std::string_view kUsage =
     "  tessera graph inspect FILE.json [--json]\n"
     "      counts, critical path, memory pressure under tessera's order and get_sync,\n"
     "      beside dask's figures from the file\n"
-    "  tessera graph dot FILE.json\n"
-    "      Graphviz DOT on stdout, nodes coloured by order priority (blue runs first)\n"
+    "  tessera graph dot FILE.json [--color order|memory]\n"
+    "      Graphviz DOT on stdout, labelled by key group and indices, coloured by order's priority\n"
+    "      (blue runs first) or by bytes; wide graphs collapse to a node per key group and depth\n"
     "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress] [--memory-limit BYTES]\n"
-    "      runs the file's synthetic tasks with get; prints the wall time and the memory held\n";
+    "                   [--report REPORT.html]\n"
+    "      runs the file's synthetic tasks with get; prints the wall time and the memory held;\n"
+    "      --report writes an HTML report of the run (also when it fails)\n";
 
 //! Loads `path`; a file tessera cannot use becomes an InputError naming it.
 GraphFile load(const std::string& path) {
@@ -159,38 +164,20 @@ int inspect(Args a) {
   return 0;
 }
 
-//! `s` as the inside of a DOT double-quoted string.
-std::string dot_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
 int dot(Args a) {
+  const DotColor color = parse_dot_color(a.option("--color").value_or("order"));
   const std::string path = a.positional("FILE.json");
   a.done();
-  const GraphFile f = load(path);
-  const CompiledGraph& c = f.compiled;
-  const std::vector<uint32_t> prio = order(f.graph, c);
-  const double last = std::max<double>(1.0, c.size() - 1.0);
-  std::printf("digraph \"%s\" {\n", dot_escape(f.name).c_str());
-  std::printf("  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    const Node& n = f.graph.node(i);
-    const std::string func = n.is_task() ? n.task().function_name() : "literal";
-    // Hue from blue (runs first) to red (runs last).
-    const double hue = 0.667 * (1.0 - prio[i] / last);
-    std::printf("  n%u [label=\"%s\\n%s #%u\", fillcolor=\"%.3f 0.45 1.000\"];\n", i,
-                dot_escape(f.graph.key(i).str()).c_str(), dot_escape(func).c_str(), prio[i], hue);
-  }
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    for (uint32_t d : c.dependencies(i)) std::printf("  n%u -> n%u;\n", d, i);
-  }
-  std::printf("}\n");
+  write_dot(load(path), color, stdout);
   return 0;
+}
+
+//! The command line a report shows: the options that change the run.
+std::vector<std::string> run_command_line(const std::string& path, int workers, const std::optional<std::string>& limit) {
+  std::vector<std::string> words = {"tessera", "graph", "run", path};
+  if (workers > 0) words.insert(words.end(), {"--workers", std::to_string(workers)});
+  if (limit) words.insert(words.end(), {"--memory-limit", *limit});
+  return words;
 }
 
 int run(Args a) {
@@ -198,6 +185,7 @@ int run(Args a) {
   const std::optional<std::string> profile = a.option("--profile");
   const int workers = static_cast<int>(a.int_option("--workers", 0, 0, 1024));
   const std::optional<std::string> limit = a.option("--memory-limit");
+  const std::optional<std::string> report_path = a.option("--report");
   const std::string path = a.positional("FILE.json");
   a.done();
   // Without a budget, the graph goes on a heap of huge pages (see allocators.hpp):
@@ -219,19 +207,29 @@ int run(Args a) {
   diagnostics::Profiler profiler;
   if (progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
+  diagnostics::Report report({.title = f.name + " (tessera graph run)"});
+  if (report_path) {
+    report.set_command_line(run_command_line(path, workers, limit));
+    opts.callbacks.push_back(report.callbacks());
+  }
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
   opts.cancel = interrupts.token();
   const auto t0 = std::chrono::steady_clock::now();
   try {
     get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
-  } catch (const Cancelled&) {
-    if (interrupts.signal() == 0) throw;
+  } catch (const std::exception& e) {
+    if (report_path) {
+      report.record_error(e);
+      report.write_html(*report_path);
+    }
+    if (dynamic_cast<const Cancelled*>(&e) == nullptr || interrupts.signal() == 0) throw;
     std::fprintf(stderr, "tessera graph run: interrupted by %s after %zu of %zu tasks\n", interrupts.signal_name(),
                  stats.tasks_run, stats.tasks);
     return interrupts.exit_status();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (profile) profiler.write_chrome_trace(*profile);
+  if (report_path) report.write_html(*report_path);
 
   std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
               seconds * 1e3);
@@ -244,6 +242,7 @@ int run(Args a) {
     std::printf("  reloads               %zu (%.3f s)\n", stats.reload_count, stats.reload_seconds);
   }
   if (profile) std::printf("  trace                 %s (open in ui.perfetto.dev)\n", profile->c_str());
+  if (report_path) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
   return 0;
 }
 

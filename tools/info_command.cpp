@@ -14,6 +14,7 @@
 #include <absl/strings/str_join.h>
 
 #include "command.hpp"
+#include "human.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
@@ -29,18 +30,6 @@ constexpr std::string_view kUsage =
     "\n"
     "Describes the zarr array or group (v2 or v3) or the .npy file at PATH: format, shape, dtype,\n"
     "chunks and shards, codecs, stored and uncompressed bytes, chunks initialized; for a group, its tree.\n";
-
-std::string human(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buf;
-}
 
 // The bytes and count of the chunk files under an array's directory (metadata excluded).
 std::pair<uint64_t, uint64_t> stored(const std::string& dir, int zarr_format) {

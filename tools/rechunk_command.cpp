@@ -40,6 +40,7 @@
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/ops/store.hpp"
 #include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/report.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::tool {
@@ -52,7 +53,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kUsage =
     "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
     "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
-    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...] [--mpi]\n"
+    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...] [--mpi] [--report REPORT.html]\n"
     "       tessera rechunk --dry-run (SRC | --shape S0,S1,... [--dtype T] --src-chunks C0,C1,...)\n"
     "                       --chunks C0,C1,... [--ranks N] [--max-mem M] [--workers N]\n"
     "\n"
@@ -73,6 +74,8 @@ constexpr std::string_view kUsage =
     "  --mpi        rechunk across the ranks of an mpirun job (the default when started by mpirun with more than\n"
     "               one rank): each rank reads its input blocks, the shards go to the ranks writing their output\n"
     "               blocks in rounds of MPI_Alltoallv, --max-mem is per rank (--workers defaults to cores / ranks)\n"
+    "  --report     write an HTML report of the run (task stream, memory, spills; also when it fails); not with\n"
+    "               --mpi\n"
     "  --dry-run    print the plan of the rechunk across --ranks N (default 1) ranks (rounds, messages, bytes per\n"
     "               message, per-rank memory) without MPI or data: from SRC's metadata, or from --shape, --dtype\n"
     "               (default float64) and --src-chunks; --workers defaults to 1\n"
@@ -294,7 +297,10 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
 }
 
 int run(std::vector<std::string> argv) {
+  std::vector<std::string> command_line = {"tessera", "rechunk"};
+  command_line.insert(command_line.end(), argv.begin(), argv.end());
   Args args(std::move(argv));
+  const std::optional<std::string> report_path = args.option("--report");
   const bool overwrite = args.flag("--overwrite");
   const bool progress = !args.flag("--no-progress");
   const std::optional<std::string> chunks = args.option("--chunks");
@@ -307,7 +313,10 @@ int run(std::vector<std::string> argv) {
   const std::string method_text = args.option("--method").value_or("auto");
   if (args.flag("--dry-run")) return dry_run(args, chunks, max_mem_text);
   std::shared_ptr<Communicator> comm;
-  if (args.flag("--mpi") || launched_by_mpirun()) comm = start_mpi();
+  if (args.flag("--mpi") || launched_by_mpirun()) {
+    if (report_path) throw UsageError("--report draws a run on one process; it cannot be used with --mpi");
+    comm = start_mpi();
+  }
   const int ranks = comm ? comm->size() : 1;
   const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
   const long workers = args.int_option("--workers", std::max<long>(hardware / ranks, 1), 1, 4096);
@@ -371,9 +380,20 @@ int run(std::vector<std::string> argv) {
                                                        : ta::RechunkStoreMethod::through_rechunk,
       .rechunk = options, .store = store};
   if (progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
+  diagnostics::Report report({.title = "tessera rechunk " + src + " -> " + dst});
+  report.set_command_line(command_line);
+  if (report_path) store_options.store.compute.callbacks.push_back(report.callbacks());
   ta::RechunkStoreResult done;
   try {
-    done = ta::rechunk_store(x, target, dst, store_options);
+    try {
+      done = ta::rechunk_store(x, target, dst, store_options);
+    } catch (const std::exception& e) {
+      if (report_path) {
+        report.record_error(e);
+        report.write_html(*report_path);
+      }
+      throw;
+    }
   } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, found before writing
     throw UsageError(std::string("--codec: ") + e.what());
   } catch (const Cancelled&) {
@@ -386,6 +406,10 @@ int run(std::vector<std::string> argv) {
                ta::shape_str(x.chunks().max_block_shape()).c_str(), dst.c_str(),
                ta::shape_str(done.chunks.max_block_shape()).c_str(),
                done.direct ? "shards written straight into its chunk files" : "rechunked, then stored");
+  if (report_path) {
+    report.write_html(*report_path);
+    std::fprintf(stderr, "tessera rechunk: report %s (open in a browser)\n", report_path->c_str());
+  }
   if (interrupts.signal() != 0) {
     std::fprintf(stderr, "tessera rechunk: interrupted by %s after %s was written\n", interrupts.signal_name(),
                  dst.c_str());

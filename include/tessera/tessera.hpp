@@ -22,6 +22,7 @@
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph_file/graph_file.hpp"
 #include "tessera/graph/key.hpp"
+#include "tessera/graph/key_split.hpp"
 #include "tessera/graph/task.hpp"
 #include "tessera/graph/value.hpp"
 
@@ -36,6 +37,7 @@
 
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/report.hpp"
 #include "tessera/diagnostics/resource_profiler.hpp"
 
 #include "tessera/array/array.hpp"

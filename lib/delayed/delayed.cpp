@@ -10,6 +10,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "diagnostics/write_file.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/graph/key_split.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/keys.hpp"
 
@@ -126,12 +127,14 @@ std::string to_dot(const std::vector<Lazy>& values) {
   std::string out = "digraph tessera {\n  rankdir=BT;\n";
   for (uint32_t i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    // A task's label is its function over its key (dot's "\n" breaks the line).
-    std::string label = dot_quote(g.key(i).str());
+    // Labels as dask's visualize: the key without its token (key_split) plus its indices;
+    // a task shows its function, and the key's label below when that differs.
+    const std::string key = key_label(g.key(i));
+    std::string label = dot_quote(key);
     std::string shape = "box";
     if (n.is_task()) {
-      label = absl::StrCat("\"", dot_escape(n.task().function_name()), "\\n",
-                           dot_escape(g.key(i).str()), "\"");
+      const std::string& func = n.task().function_name();
+      label = func == key ? dot_quote(func) : absl::StrCat("\"", dot_escape(func), "\\n", dot_escape(key), "\"");
       shape = "ellipse";
     }
     absl::StrAppend(&out, "  ", dot_quote(g.key(i).str()), " [label=", label,

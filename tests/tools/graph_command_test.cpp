@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -83,9 +84,50 @@ TEST_CASE("dot draws every node coloured by priority and every edge") {
   CHECK(r.out.rfind("digraph \"diamond\" {", 0) == 0);
   CHECK(count(r.out, "fillcolor=") == 4);
   CHECK(count(r.out, " -> ") == 4);
-  CHECK(contains(r.out, "label=\"('c', 0)\\ninc"));  // tuple keys print as dask prints them
+  CHECK(contains(r.out, "label=\"c (0)\\ninc"));  // as dask's visualize: key_split of the name, the indices
   CHECK(contains(r.out, "label=\"a\\nload #0\", fillcolor=\"0.667"));  // a runs first: blue
   CHECK(contains(r.out, "label=\"d\\nadd #3\", fillcolor=\"0.000"));   // d runs last: red
+}
+
+TEST_CASE("dot --color memory colours by bytes: the largest result reddest") {
+  auto r = run_tessera("graph dot --color memory " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "label=\"a\\nload #0\", fillcolor=\"0.000 0.800 1.000\""));  // 1000 B, the most
+  CHECK(contains(r.out, "label=\"d\\nadd #3\", fillcolor=\"0.000 0."));
+  auto bad = run_tessera("graph dot --color size " + data("diamond.json"));
+  CHECK(bad.status == 2);
+  CHECK(contains(bad.err, "--color expects order or memory, got 'size'"));
+}
+
+// tree_sum.json: 256 random_sample blocks side by side, summed in a tree: drawn
+// node by node it is 74,000 pt wide.
+TEST_CASE("dot collapses a wide graph to one node per key group and depth, and says so") {
+  const std::string tree_sum = std::string(std::getenv("TESSERA_SOURCE_ROOT")) + "/tests/data/graphs/tree_sum.json";
+  auto r = run_tessera("graph dot " + tree_sum);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "597 tasks, collapsed: a node is the tasks of one key group at one depth"));
+  CHECK(contains(r.out, "[label=\"random_sample\\n256 tasks, depth 0\\n"));
+  CHECK(contains(r.out, "[label=\"sum-aggregate\\n1 task, depth "));
+  CHECK(count(r.out, "[label=\"") < 20);
+  CHECK(!contains(r.out, "d86e"));  // no token in any label
+}
+
+TEST_CASE("run --report writes the HTML report; a failed run writes it too, with the error") {
+  const std::string page = "tool_test_report.html";
+  auto r = run_tessera("graph run --workers 2 --report " + page + " " + data("diamond.json"));
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "report                " + page));
+  std::string html = read_text(page);
+  CHECK(contains(html, "\"title\":\"diamond (tessera graph run)\""));
+  CHECK(contains(html, "\"errors\":[]"));
+  CHECK(contains(html, "\"command\":\"tessera graph run "));
+  std::remove(page.c_str());
+  auto failed = run_tessera("graph run --memory-limit 500 --report " + page + " " + data("diamond.json"));
+  CHECK(failed.status == 1);
+  html = read_text(page);
+  CHECK(contains(html, "\"errors\":[{\"key\":\"a\""));
+  CHECK(contains(html, "memory limit of 500 bytes"));
+  std::remove(page.c_str());
 }
 
 TEST_CASE("run prints the wall time and the memory held") {

@@ -55,6 +55,8 @@ class ResourceProfiler {
   //! The samples so far (one at start, one every dt, one at finish).
   std::vector<ResourceSample> results() const;
   void clear();
+  //! The moment sample times count from (when the profiler was made).
+  std::chrono::steady_clock::time_point origin() const { return origin_; }
 
   //! `time_s,rss_bytes,cpu_percent,held_bytes,held_count`, one line per sample.
   std::string csv() const;

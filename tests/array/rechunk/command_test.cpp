@@ -149,6 +149,31 @@ TEST_CASE("tessera rechunk: a failing read during a shuffle leaves no DST and no
   CHECK(dir.entries() == 2);  // a.zarr and scratch/: no temporary store left
 }
 
+TEST_CASE("tessera rechunk --report writes the run's HTML report, also when a read fails") {
+  TempDir dir;
+  npy::save((dir.path / "a.npy").string(), iota({64, 64}, DType::float64()));
+  const Run r = tool(dir.path, "rechunk a.npy b.zarr --chunks -1,8 --method tasks --workers 2 --no-progress "
+                               "--report run.html");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("tessera rechunk: report run.html (open in a browser)") != std::string::npos);
+  std::string html = take_file(dir.path / "run.html");
+  CHECK(html.find("<title>tessera rechunk a.npy -&gt; b.zarr</title>") != std::string::npos);
+  CHECK(html.find("\"rechunk-merge\"") != std::string::npos);  // a key group of the page's data
+  CHECK(html.find("\"command\":\"tessera rechunk a.npy b.zarr --chunks -1,8") != std::string::npos);
+
+  store(from_ndarray(iota({16, 16}, DType::float64()), {2, 16}), (dir.path / "c.zarr").string());
+  fs::resize_file(dir.path / "c.zarr" / "5.0", 10);  // a chunk file of the wrong size
+  const Run bad = tool(dir.path, "rechunk c.zarr d.zarr --chunks 16,2 --method tasks --no-progress --report bad.html");
+  CHECK(bad.status == 1);
+  html = take_file(dir.path / "bad.html");
+  CHECK(html.find("\"errors\":[{\"key\":") != std::string::npos);
+  CHECK(html.find("5.0") != std::string::npos);
+
+  const Run mpi = tool(dir.path, "rechunk a.npy e.zarr --chunks -1,8 --mpi --report run.html");
+  CHECK(mpi.status == 2);
+  CHECK(mpi.err.find("--report draws a run on one process; it cannot be used with --mpi") != std::string::npos);
+}
+
 TEST_CASE("tessera rechunk --dry-run: the plan across ranks, from a description or from SRC, without data") {
   TempDir dir;
   // rows -> columns of 64 x 64 float64 across 4 ranks, --max-mem 9000 bytes per rank: several rounds.
