@@ -46,9 +46,9 @@ constexpr std::string_view kUsage =
     "      --report writes an HTML report of the run (also when it fails)\n";
 
 //! Loads `path`; a file tessera cannot use becomes an InputError naming it.
-GraphFile load(const std::string& path) {
+GraphFile load(const std::string& path, ResultMemory results = ResultMemory::allocated) {
   try {
-    return load_graph_file(path);
+    return load_graph_file(path, results);
   } catch (const Error& e) {
     throw InputError(path, e.what());
   } catch (const std::bad_alloc&) {
@@ -148,7 +148,8 @@ int inspect(Args a) {
   const bool json = a.flag("--json");
   const std::string path = a.positional("FILE.json");
   a.done();
-  const GraphFile f = load(path);
+  // Measured with results that only report their sizes: a file may declare any.
+  const GraphFile f = load(path, ResultMemory::counted);
   const Figures x = measure(f);
   if (json) {
     std::printf("%s\n", to_json(path, f, x).dump(2).c_str());
@@ -214,9 +215,12 @@ int run(Args a) {
   }
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
   opts.cancel = interrupts.token();
+  const Plan plan(f.graph, f.compiled, {}, Keys(f.outputs));
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    get(Plan(f.graph, f.compiled, {}, Keys(f.outputs)), opts);
+    // What the recorded sizes say cannot fit is refused before it is allocated.
+    if (limit) check_memory_limit(f, plan, opts.memory_limit);
+    get(plan, opts);
   } catch (const std::exception& e) {
     if (report_path) {
       report.record_error(e);

@@ -4,17 +4,24 @@
 // Input is hostile until checked: nothing is walked recursively (simdjson skips
 // unknown values by counting brackets), anything nested inside a key is refused,
 // and every message quotes at most a short prefix of the offending value. A literal's `nbytes` is only
-// recorded; a task allocates its result when it runs.
+// recorded; a task allocates its result when it runs (unless the file was loaded
+// with ResultMemory::counted), and check_memory_limit compares the recorded
+// sizes with a run's limit before any of it is allocated.
 #include "tessera/graph_file/graph_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include <simdjson.h>
 
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
+#include "tessera/scheduler/plan.hpp"
 
 namespace tessera {
 namespace {
@@ -46,7 +53,7 @@ struct Where {
 
 class Reader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
+  Reader(std::string path, ResultMemory results) : path_(std::move(path)), results_(results) {}
 
   GraphFile load() {
     read_file();
@@ -292,12 +299,13 @@ class Reader {
     std::vector<Arg> args;
     args.reserve(deps.size());
     for (Key& d : deps) args.emplace_back(ref(std::move(d)));
-    auto make = [nbytes](absl::Span<const Value> inputs) {
+    const bool allocate = results_ == ResultMemory::allocated;
+    auto make = [nbytes, allocate](absl::Span<const Value> inputs) {
       // Read every input, as a real task would, then make the result.
       size_t seen = 0;
       for (const Value& v : inputs) seen += v.nbytes();
       (void)seen;
-      return SyntheticResult::allocate(nbytes);
+      return allocate ? SyntheticResult::allocate(nbytes) : SyntheticResult{nbytes, {}};
     };
     deps.clear();
     g.put(*k, Task::from_args(fn(std::string(*func), make), std::move(args)));
@@ -418,6 +426,7 @@ class Reader {
   }
 
   std::string path_;
+  ResultMemory results_;
   simdjson::padded_string text_;
   od::parser parser_;
   const char* end_ = nullptr;  // the end of the text quote() reads from
@@ -443,6 +452,50 @@ SyntheticResult SyntheticResult::allocate(uint64_t size) {
   return r;
 }
 
-GraphFile load_graph_file(const std::string& path) { return Reader(path).load(); }
+GraphFile load_graph_file(const std::string& path, ResultMemory results) { return Reader(path, results).load(); }
+
+// One pass over the tasks and their edges: each task's distinct inputs are
+// found with a stamp per task (no sort, no set), and sums saturate, since the
+// sizes come from the file.
+void check_memory_limit(const GraphFile& f, const Plan& plan, size_t memory_limit) {
+  const uint32_t nt = plan.num_tasks();
+  auto bytes = [&](uint32_t id) { return f.nbytes[plan.graph_id(id)]; };
+  auto add = [](uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; };
+  std::vector<uint32_t> stamp(nt, UINT32_MAX);
+  for (uint32_t t = 0; t < nt; ++t) {
+    uint64_t needed = bytes(t);
+    for (uint32_t d : plan.dependencies(t)) {
+      if (d >= nt || stamp[d] == t) continue;
+      stamp[d] = t;
+      needed = add(needed, bytes(d));
+    }
+    if (needed > memory_limit) {
+      throw MemoryLimitError(plan.key(t), needed, memory_limit, 0, {}, "for its inputs and its result together");
+    }
+  }
+  // The requested results, each once, in the request's order.
+  std::vector<MemoryLimitError::Held> largest;
+  uint64_t total = 0, count = 0;
+  std::optional<uint32_t> first_over;
+  uint64_t needed_at_first = 0;
+  for (uint32_t r : plan.requested()) {
+    if (r >= nt || stamp[r] == nt) continue;
+    stamp[r] = nt;
+    ++count;
+    total = add(total, bytes(r));
+    if (!first_over && total > memory_limit) {
+      first_over = r;
+      needed_at_first = total;
+    }
+    largest.push_back({plan.key(r), bytes(r)});
+    std::sort(largest.begin(), largest.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    if (largest.size() > 3) largest.pop_back();
+  }
+  if (first_over) {
+    throw MemoryLimitError(plan.key(*first_over), needed_at_first, memory_limit, 0, std::move(largest),
+                           "with the requested results before it, all returned in memory together (" +
+                               std::to_string(count) + " requested, " + std::to_string(total) + " bytes in all)");
+  }
+}
 
 }  // namespace tessera

@@ -79,57 +79,68 @@ bool Run::start() {
   return true;
 }
 
+// The one loop. Without a budget every step is Step::task until the run is over;
+// under the budget a pop may hand io to do first (inputs to bring back, victims
+// to write), which do_io does outside the lock.
 void Run::work(int worker) noexcept {
   Worker w(worker);
   if (limit_ > 0) w.ledger = &ledgers_[static_cast<size_t>(worker)];
   uint32_t task = 0;
-  bool have;
+  Step step;
   {
     Lock lk(lock_);
-    have = pop_or_wait(lk, w, task);
+    step = pop_locked(lk, w, task);
   }
   const bool lead = may_narrow_ && worker == 0;
   Pace p;
   if (lead) p.start = Pace::Clock::now();
-  while (have) {
+  for (;;) {
+    if (step != Step::task) {
+      if (step == Step::over) {
+        abandon_io(w.io);
+        return;
+      }
+      if (!do_io(w, step == Step::io_then_task)) return;
+      if (step == Step::io) {
+        Lock lk(lock_);
+        --io_busy_;
+        step = pop_locked(lk, w, task);
+        continue;
+      }
+    }
     if (task_hooks_ && !call_pretask(task, worker)) return;
     Value result;
     if (!run_task(task, result)) return;
-    have = complete(w, task, std::move(result), task);
-    if (lead && have) pace(p, w);
+    step = complete(w, task, std::move(result), task);
+    if (lead && step == Step::task) pace(p, w);
   }
-  // With a memory limit the loop above stops where the run switched to its
-  // budget, and the budget's loop goes on from there.
-  if (w.handover != Handover::none) work_limited(w);
 }
 
-// With lk held: the next task, or false when the run is over for this worker
-// (or, with a memory limit, when the run is under its budget: w.handover).
-bool Run::pop_or_wait(Lock& lk, Worker& w, uint32_t& next) {
+// With lk held: the next task, io to do first, or Step::over when the run is
+// over for this worker.
+Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
   for (;;) {
-    if (stopping_.load(std::memory_order_relaxed) || done_) return false;
+    if (stopping_.load(std::memory_order_relaxed) || done_) return Step::over;
     if (options_.cancel.cancelled()) {
       stop_locked({Failure::Kind::cancelled, 0, nullptr});
-      return false;
+      return Step::over;
     }
-    if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) {
-      w.handover = Handover::pop;
-      return false;
-    }
-    if (w.id != 0 && may_narrow_ && narrow_.load(std::memory_order_relaxed)) {
+    if (budget_.load(std::memory_order_relaxed)) {
+      Step step;
+      if (pop_budget_locked(w, next, step)) return step;
+    } else if (w.id != 0 && may_narrow_ && narrow_.load(std::memory_order_relaxed)) {
       wake_locked(false);  // worker 0 may be waiting for what this worker just pushed
       lk.unlock();
       park();
       lk.lock();
       continue;
-    }
-    if (!stack_.empty()) {
+    } else if (!stack_.empty()) {
       next = stack_.back();
       stack_.pop_back();
       ++running_;
-      return true;
+      return Step::task;
     }
-    if (!idle_locked(lk)) return false;
+    if (!idle_locked(lk)) return Step::over;
   }
 }
 
@@ -146,18 +157,24 @@ bool Run::idle_locked(Lock& lk) {
     }
     return false;
   }
+  sleep_locked(lk);
+  return true;
+}
+
+// With lk held: releases it until another worker wakes the sleepers
+// (wake_locked), then takes it again.
+void Run::sleep_locked(Lock& lk) {
   const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
   ++sleepers_;
   lk.unlock();
   wait_for_change(epoch);
   lk.lock();
   --sleepers_;
-  return true;
 }
 
-// Tiny tasks finish within microseconds, so spin first; a futex sleep only
-// when the wait is long (a worker woken from a futex for every short gap would
-// spend more time waking than working).
+// Tiny tasks finish within microseconds, so spin first; sleep in
+// std::atomic::wait only when the wait is long (a worker woken from a kernel
+// wait for every short gap would spend more time waking than working).
 void Run::wait_for_change(uint32_t epoch) const {
   for (int i = 0; i < 4000; ++i) {
     if (epoch_.load(std::memory_order_relaxed) != epoch) return;
@@ -190,29 +207,36 @@ bool Run::run_task(uint32_t task, Value& result) {
   return false;
 }
 
-bool Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
-  const Settle s = finish_task(task, std::move(result));
+// Settles the finished task, pushes what it made ready and pops the next, all in
+// one critical section (with task hooks, posttask runs between the settling and
+// the rest). Settled before any dependent can become ready: a dependent that
+// another input's completion makes ready may run, and release this result, at
+// once; released before it was counted, it would take the bytes held below
+// zero. Made ready and pushed in one critical section: the switch to the budget
+// reads a task whose inputs are all done and that is neither ready nor settled
+// as one running.
+Run::Step Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
+  const Settle s = finish_task(w, task, std::move(result));
+  Step step;
   if (task_hooks_) {
     // posttask sees the run after this task, before any of its dependents starts.
     {
       std::lock_guard lk(lock_);
-      if (!settle_plain_locked(w, s)) return false;
+      settle_locked(w, s);
     }
-    if (!call_posttask(task, w.id)) return false;
-    // Made ready and pushed in one critical section, as below: the switch to the
-    // budget reads a task whose inputs are all done and that is neither on the
-    // stack nor settled as one running.
+    if (!call_posttask(task, w.id)) return Step::over;
     Lock lk(lock_);
     collect_ready(w, task);
-    return push_and_pop(lk, w, next);
+    step = push_and_pop_locked(lk, w, next);
+  } else {
+    Lock lk = lock_after(w);
+    settle_locked(w, s);
+    collect_ready(w, task);
+    step = push_and_pop_locked(lk, w, next);
   }
-  // Accounted before any dependent can become ready: a dependent that another
-  // input's completion makes ready may run, and release this result, at once;
-  // released before it was counted, it would take the bytes held below zero.
-  Lock lk = lock_after(w);
-  if (!settle_plain_locked(w, s)) return false;
-  collect_ready(w, task);
-  return push_and_pop(lk, w, next);
+  // Under the budget the inputs this task released go back to the system too.
+  if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) return_cached_memory();
+  return step;
 }
 
 // lock_ for a completion, counting the times another worker held it: how often
@@ -227,39 +251,58 @@ Run::Lock Run::lock_after(Worker& w) {
 }
 
 // Outside the lock: the result stored, the inputs whose last reader this task
-// was released.
-Run::Settle Run::finish_task(uint32_t task, Value result) {
+// was released. With a memory limit, the inputs are summed (while this task
+// still holds them) where inputs and result together could pass the limit:
+// under the budget always; before it, only for a result larger than limit -
+// target, since until the switch the bytes held, this task's inputs among them,
+// stay under the target.
+// Inlined into complete(): as a call, passing the result and the figures costs
+// a run of tiny tasks a few percent.
+[[gnu::always_inline]] inline Run::Settle Run::finish_task(Worker& w, uint32_t task, Value result) {
   Settle s{task, result.nbytes()};
-  // Before the switch to the budget the bytes held stay under the target, so
-  // settling can find inputs + result over the limit only for a result larger
-  // than limit - target: its inputs are summed here, while this task holds them.
-  if (limit_ > 0 && s.bytes > limit_ - target_bytes_) s.inputs = inputs_bytes(task, false);
+  if (limit_ > 0 && (s.bytes > limit_ - target_bytes_ || budget_.load(std::memory_order_relaxed))) {
+    s.inputs = inputs_bytes(w, task);
+  }
   values_[task] = std::move(result);
   release_inputs(task, s.released, s.released_bytes);
   return s;
 }
 
-// With lock_ held: the plain loop's accounting. With a memory limit the task
-// also goes into the worker's ledger, and the run switches to its budget when
-// the bytes held pass the target. False when the budget was on already: the
-// task is settled under it (w.handover).
-bool Run::settle_plain_locked(Worker& w, const Settle& s) {
+// The bytes of the task's inputs, each counted once, while the task holds them
+// (under the budget they are pinned, so resident). In the worker's own buffer,
+// outside the lock. Out of line, so that finish_task stays small enough to be
+// inlined into the loop without a limit.
+[[gnu::noinline, gnu::cold]] size_t Run::inputs_bytes(Worker& w, uint32_t task) {
+  const uint32_t nt = plan_.num_tasks();
+  const auto deps = plan_.dependencies(task);
+  w.distinct.assign(deps.begin(), deps.end());
+  std::sort(w.distinct.begin(), w.distinct.end());
+  w.distinct.erase(std::unique(w.distinct.begin(), w.distinct.end()), w.distinct.end());
+  size_t total = 0;
+  for (uint32_t d : w.distinct) {
+    if (d < nt) total += values_[d].nbytes();
+  }
+  return total;
+}
+
+// With lock_ held: the task's accounting. With a memory limit, a task whose
+// inputs and result together pass it stops the run; before the switch the task
+// goes into the worker's ledger and the run switches to its budget when the
+// bytes held pass the target; under the budget, settle_budget_locked.
+void Run::settle_locked(Worker& w, const Settle& s) {
   if (limit_ > 0) {
-    if (budget_.load(std::memory_order_relaxed)) {
-      w.handover = Handover::settle;
-      w.pending = s;
-      return false;
-    }
-    // Before the switch the bytes held are at most the target (see finish_task).
-    if (s.bytes > limit_ - target_bytes_ && held_bytes_.load(std::memory_order_relaxed) + s.bytes > limit_ &&
-        s.inputs + s.bytes > limit_) {
+    // Inputs are held until this settle, so the bytes held bound them.
+    if (s.inputs + s.bytes > limit_) {
       memory_error_locked(s.task, s.inputs + s.bytes, "for its inputs and its result together");
+    }
+    if (budget_.load(std::memory_order_relaxed)) {
+      settle_budget_locked(s, w.io);
+      return;
     }
     w.ledger->settled[w.ledger->count++] = {s.task, s.bytes};
   }
   account(s.bytes, s.released, s.released_bytes);
   if (limit_ > 0 && held_bytes_.load(std::memory_order_relaxed) > target_bytes_) switch_to_budget();
-  return true;
 }
 
 // Drops each input whose last reader this task was (requested ones keep a use).
@@ -275,7 +318,8 @@ void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
   }
 }
 
-// The dependents this completion made ready, sorted so the best priority is last.
+// With lock_ held: the dependents this completion made ready, sorted so the
+// best priority is last.
 void Run::collect_ready(Worker& w, uint32_t task) {
   for (uint32_t s : plan_.dependents(task)) {
     if (count_down(waiting_[s])) w.ready.push_back(s);
@@ -298,19 +342,21 @@ void Run::account(size_t bytes, size_t released_count, size_t released_bytes) {
   if (total > peak_bytes_.load(relaxed)) peak_bytes_.store(total, relaxed);
 }
 
-bool Run::push_and_pop(Lock& lk, Worker& w, uint32_t& next) {
-  if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) {
-    w.handover = Handover::step;
-    return false;
-  }
+// With lk held, after the settling: pushes what the task made ready (onto the
+// stack, or under the budget into its tiers) and pops the next.
+Run::Step Run::push_and_pop_locked(Lock& lk, Worker& w, uint32_t& next) {
   --running_;
   if (!stopping_.load(std::memory_order_relaxed)) {
-    stack_.insert(stack_.end(), w.ready.begin(), w.ready.end());
-    // This worker pops one itself; wake the others only for the rest.
-    if (w.ready.size() > 1) wake_locked(false);
+    if (budget_.load(std::memory_order_relaxed)) {
+      push_budget_locked(w);
+    } else {
+      stack_.insert(stack_.end(), w.ready.begin(), w.ready.end());
+      // This worker pops one itself; wake the others only for the rest.
+      if (w.ready.size() > 1) wake_locked(false);
+    }
   }
   w.ready.clear();
-  return pop_or_wait(lk, w, next);
+  return pop_locked(lk, w, next);
 }
 
 void Run::fail(Failure::Kind kind, uint32_t task, std::exception_ptr error) {
@@ -328,15 +374,8 @@ void Run::stop_locked(Failure failure) {
   if (may_narrow_) set_narrow(false);
 }
 
-// Worker 0, after each task: every 16 tasks it reads the clock, and every
-// window of 250 µs it measures the run's rate (tasks finished by all workers per
-// second). Tasks of 20 µs or more always run wide: the lock is idle most of the
-// time; so does a run whose worker 0 found the lock taken in fewer than a
-// quarter of its completions. Otherwise it tries the other mode for a window now and then (after one
-// window to settle, since parked workers take a while to wake), keeps it when it
-// was 20% faster (windows this short are noisy), and else waits twice as many
-// windows before the next try (at most 64), so a run that gains nothing from a
-// change spends little time trying.
+// Worker 0, after each task: measures the run's rate in windows of 250 µs and
+// now and then tries the other mode (docs/scheduler.md, "Narrowing").
 void Run::pace(Pace& p, const Worker& w) {
   using namespace std::chrono_literals;
   lead_steps_.store(lead_steps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

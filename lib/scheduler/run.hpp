@@ -1,33 +1,9 @@
-// The state machine of dask's get_async, shared by get_sync and get.
-//
-// One Run is one execution of a Plan. Workers call work() concurrently (get_sync
-// calls it once, on the caller's thread); each pops a task from the single LIFO
-// ready stack, runs it, and completes it: the inputs whose last reader it was are
-// released, the dependents it made ready are pushed sorted so the best priority
-// is on top, and it pops its next task in the same critical section.
-//
-// Why it is fast: ids are dense; the wait and use counters are atomics touched
-// outside the lock; the lock is a spin lock (tbb::spin_mutex; bench/spin_lock.cpp
-// compares it with the hand-written one it replaced) held for a push, a pop and a few
-// counters; a worker that finds the stack empty spins briefly before it sleeps
-// on a futex; hooks cost a branch when none are set. Why it matches dask: one
-// stack, LIFO, dependents of one completion pushed best-last, the first ready set
-// sorted the same way, and held results counted after released inputs dropped.
-//
-// With two workers or more, tasks so short that the lock's hand-offs between
-// workers cost more than the tasks (a graph-algorithm benchmark's empty tasks,
-// a few hundred nanoseconds) run faster on one worker than on several: every
-// task moves the lock, the stack's top and the counters from core to core.
-// Worker 0 therefore measures the run's throughput in short windows and now and
-// then tries the other mode (all workers, or worker 0 alone while the others
-// park), keeping the faster (Pace). A parked worker wakes when worker 0 widens
-// the run again, or when worker 0 finished nothing for a millisecond (a long
-// task, or a wait), so a long task never leaves ready work waiting for it.
-//
-// With a memory limit (run_budget.cpp) the same loop runs until the bytes held
-// first pass the target fraction; from then on the run keeps its budget: ready
-// tasks in three LIFO stacks by their effect on memory, held results pinned while
-// a task reads them, spilled needed-latest first, and reloaded before a reader.
+// The state machine of dask's get_async, shared by get_sync and get: one Run is
+// one execution of a Plan, and every worker (get_sync: the caller alone) runs
+// Run::work, one loop: take the result, settle it, push what became ready, pop
+// the next. Settling, pushing and popping each branch once on whether the
+// memory budget is on (run_budget.cpp): the ready stack, or the budget's tiers
+// with admission. docs/scheduler.md explains the algorithm and its reasons.
 #pragma once
 
 #include <atomic>
@@ -64,6 +40,10 @@ struct Failure {
   std::exception_ptr error;
 };
 
+//! Hands the memory oneTBB's allocator keeps cached for reuse back to the
+//! system (under the budget, after a task or a spill freed results).
+void return_cached_memory();
+
 class Run final : public RunState {
  public:
   Run(const Plan& plan, const GetOptions& options, int num_workers);
@@ -97,24 +77,13 @@ class Run final : public RunState {
     size_t count = 0;
   };
   // A finished task's figures, from its completion to its settling under lock_.
+  // `inputs`: the bytes of its distinct inputs, summed only where they could
+  // pass the limit together with the result (finish_task), else 0.
   struct Settle {
     uint32_t task = 0;
     size_t bytes = 0, inputs = 0, released = 0, released_bytes = 0;
   };
-  // With a memory limit, where a worker's plain loop stopped when the run switched
-  // to its budget, for the budget's loop to go on from: pop the next task, push
-  // what the last one made ready and pop, or settle the last one first.
-  enum class Handover : uint8_t { none, pop, step, settle };
-  struct Worker {
-    explicit Worker(int worker) : id(worker) {}
-    int id;
-    std::vector<uint32_t> ready;  // made ready by the task just completed
-    Handover handover = Handover::none;
-    Settle pending;               // with Handover::settle
-    Ledger* ledger = nullptr;     // with a memory limit, before the switch
-    uint32_t waits = 0;           // completions that found lock_ taken (lock_after)
-  };
-  // What a worker does outside the lock under a budget: results to write to
+  // What a worker does outside the lock under the budget: results to write to
   // disk (with a copy of each value, taken under the lock), results to bring
   // back, results another worker brings back, files to remove, values to drop.
   struct Io {
@@ -126,6 +95,19 @@ class Run final : public RunState {
       return spill.empty() && reload.empty() && await.empty() && drop_files.empty() && discard.empty();
     }
   };
+  struct Worker {
+    explicit Worker(int worker) : id(worker) {}
+    int id;
+    std::vector<uint32_t> ready;  // made ready by the task just completed
+    Io io;                        // under the budget
+    std::vector<uint32_t> distinct;  // inputs_bytes' buffer, kept between tasks
+    Ledger* ledger = nullptr;     // with a memory limit, before the switch
+    uint32_t waits = 0;           // completions that found lock_ taken (lock_after)
+  };
+  // What a worker does next: run `next`; do its io, then run `next` (inputs to
+  // bring back, files to drop); do io without a task (victims to write while no
+  // task fits); or stop, the run being over for it.
+  enum class Step : uint8_t { task, io_then_task, io, over };
   using Lock = std::unique_lock<SpinLock>;
   enum : uint8_t { kWaiting, kReady, kRunning, kFinished };                 // task_state_
   enum : uint8_t { kNone, kResident, kSpilling, kSpilled, kReloading, kReleased };  // node_state_
@@ -135,7 +117,7 @@ class Run final : public RunState {
     uint32_t task;
   };
 
-  // Worker 0's measurements for narrowing (see the top of this file).
+  // Worker 0's measurements for narrowing (docs/scheduler.md, "Pace").
   struct Pace {
     using Clock = std::chrono::steady_clock;
     uint32_t count = 0;            // worker 0's completions since the window started
@@ -153,16 +135,20 @@ class Run final : public RunState {
   void set_narrow(bool narrow);
   void park();
 
-  bool pop_or_wait(Lock& lk, Worker& w, uint32_t& next);
+  // The loop (run.cpp); each step branches once on budget_.
+  Step complete(Worker& w, uint32_t task, Value result, uint32_t& next);
+  Settle finish_task(Worker& w, uint32_t task, Value result);
+  size_t inputs_bytes(Worker& w, uint32_t task);
+  void settle_locked(Worker& w, const Settle& s);
+  void collect_ready(Worker& w, uint32_t task);
+  Step push_and_pop_locked(Lock& lk, Worker& w, uint32_t& next);
+  Step pop_locked(Lock& lk, Worker& w, uint32_t& next);
   bool idle_locked(Lock& lk);
+  void sleep_locked(Lock& lk);
   void wait_for_change(uint32_t epoch) const;
   bool run_task(uint32_t task, Value& result);
-  bool complete(Worker& w, uint32_t task, Value result, uint32_t& next);
   void release_inputs(uint32_t task, size_t& count, size_t& bytes);
-  void collect_ready(Worker& w, uint32_t task);
   void account(size_t bytes, size_t released_count, size_t released_bytes);
-  bool push_and_pop(Lock& lk, Worker& w, uint32_t& next);
-  bool settle_plain_locked(Worker& w, const Settle& s);
   void fail(Failure::Kind kind, uint32_t task, std::exception_ptr error);
   void stop_locked(Failure failure);
   void wake_locked(bool always);
@@ -174,17 +160,12 @@ class Run final : public RunState {
   [[noreturn]] void throw_failure() const;
   std::vector<Key> find_cycle() const;
 
-  // The budget (run_budget.cpp).
-  enum class Pop { task, io, over };
-  void work_limited(Worker& w) noexcept;
-  Settle finish_task(uint32_t task, Value result);
-  Pop settle_and_step(Worker& w, const Settle& s, uint32_t& next, Io& io);
-  size_t inputs_bytes(uint32_t task, bool settled) const;
-  void settle_locked(const Settle& s, Io& io);
-  Pop step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io);
-  Pop pop_limited(Lock& lk, uint32_t& next, Io& io);
+  // The budget (run_budget.cpp): the loop's branches when budget_ is on.
   void prepare_budget();
   void switch_to_budget();
+  void settle_budget_locked(const Settle& s, Io& io);
+  void push_budget_locked(Worker& w);
+  bool pop_budget_locked(Worker& w, uint32_t& next, Step& step);
   void push_ready_locked(uint32_t task);
   void promote_locked(uint32_t node);
   Tier classify(uint32_t task) const;
@@ -193,7 +174,7 @@ class Run final : public RunState {
   bool make_room_locked(size_t need, Io& io);
   uint32_t next_reader(uint32_t node);
   void offer_locked(uint32_t node);
-  bool do_io(Worker& w, Io& io, bool counted);
+  bool do_io(Worker& w, bool counted);
   void finish_spill(Worker& w, uint32_t node, Value value, int64_t file, uint64_t written,
                     std::chrono::steady_clock::time_point t0);
   void reload(Worker& w, uint32_t node, bool counted);
@@ -219,10 +200,10 @@ class Run final : public RunState {
   uint32_t sleepers_ = 0;
   bool done_ = false;
   Failure failure_;
-  alignas(64) std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers
+  alignas(64) std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers (std::atomic::wait)
 
-  // Narrowing: only in the plain loop (until a memory limit's budget takes over),
-  // without task hooks, with two workers or more.
+  // Narrowing: without task hooks, with two workers or more, until a memory
+  // limit's budget takes over.
   bool may_narrow_ = false;
   alignas(64) std::atomic<bool> narrow_{false};
   std::atomic<uint64_t> lead_steps_{0};  // worker 0's completions, for parked workers

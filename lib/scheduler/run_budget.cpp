@@ -1,39 +1,8 @@
-// A run with a memory limit (GetOptions::memory_limit).
-//
-// Until the bytes held first pass the target fraction, the worker loop is the
-// plain one plus, per task, its id and its result's size written to a ledger of
-// the worker's own, so a limit that is never approached costs next to nothing
-// (bench/overhead has the row). On the first crossing the run switches to its
-// budget, once:
-//
-// - Ready tasks sit in three LIFO stacks by their effect on memory: `releasing`
-//   (some input has this task as its last reader, so finishing it frees that
-//   input), `neutral` (reads results but frees none yet), `adding` (reads no
-//   result: roots, loaders). Every push takes a sequence number; below the target
-//   the top with the highest number is popped, which is exactly the one LIFO stack
-//   ordered by `order`. Above it the releasing stack is popped first, then neutral,
-//   then adding. Above the pause fraction a task that does not release starts only
-//   when no other task runs; without room under the limit, a releasing task starts
-//   only when no other task runs or writes. A task whose input loses its last other reader moves
-//   to the releasing stack (pushed again; its old entry is skipped when it reaches
-//   the top). Each task is pushed at most twice and popped once: O(1) amortized,
-//   plus a pass over the readers of an input that lost one.
-// - A task's inputs are pinned while it runs; held results that are not pinned
-//   are spill candidates in a max-heap keyed by the `order` priority of their next
-//   reader (readers sorted by priority once, a cursor skips those that started),
-//   so the result needed latest leaves first. A key that went stale (its reader
-//   started) is refreshed when it reaches the top. O(log n) per push and pop.
-// - When held bytes pass the limit (after a task finished, or before one whose
-//   inputs must come back), victims are chosen under the lock and written by that
-//   worker outside it; a task's spilled inputs are reloaded by the worker that will
-//   run it, just before it runs. A result that comes back keeps its file, so
-//   spilling it again frees its memory without writing.
-// - When the budget cannot be met — a task's inputs and result together exceed it,
-//   or a task must start and nothing held can spill while nothing else runs — the
-//   run stops with MemoryLimitError.
+// The memory budget (GetOptions::memory_limit): the branches of Run's one loop
+// taken once the bytes held first pass the target (budget_), and the switch to
+// them. docs/scheduler.md explains the tiers, pins, victims and reloads.
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include <absl/strings/str_cat.h>
 
@@ -53,6 +22,8 @@ int64_t since_ns(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }
 
+}  // namespace
+
 // A spilled result's memory is only as gone as its allocator lets it be: oneTBB's
 // scalable allocator (NDArray blocks of 2 to 64 MiB) keeps freed large blocks in
 // a cache for the next block of their size, resident all the while, so a run
@@ -70,8 +41,6 @@ void return_cached_memory() {
   }();
   if (ready) ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
 }
-
-}  // namespace
 
 // The ledgers come from oneTBB's allocator, except under a sanitizer, which
 // must see each allocation (storage/pages.hpp).
@@ -104,89 +73,15 @@ void Run::prepare_budget() {
   store_ = std::make_unique<SpillStore>(options_.scratch_dir, options_.disk_limit);
 }
 
-// The budget's loop, from where the plain loop stopped (Worker::handover).
-void Run::work_limited(Worker& w) noexcept {
-  Io io;
-  uint32_t task = 0;
-  Pop p;
-  if (w.handover == Handover::settle) {
-    p = settle_and_step(w, w.pending, task, io);
-  } else {
-    Lock lk(lock_);
-    p = w.handover == Handover::step ? step_locked(lk, w, task, io) : pop_limited(lk, task, io);
-  }
-  for (;;) {
-    if (p == Pop::over) {
-      abandon_io(io);
-      return;
-    }
-    if (!io.empty() && !do_io(w, io, p == Pop::task)) return;
-    if (p == Pop::io) {
-      Lock lk(lock_);
-      --io_busy_;
-      p = pop_limited(lk, task, io);
-      continue;
-    }
-    if (task_hooks_ && !call_pretask(task, w.id)) return;
-    Value result;
-    if (!run_task(task, result)) return;
-    p = settle_and_step(w, finish_task(task, std::move(result)), task, io);
-    // Under the budget the inputs this task released go back to the system too.
-    return_cached_memory();
-  }
-}
-
-Run::Pop Run::settle_and_step(Worker& w, const Settle& s, uint32_t& next, Io& io) {
-  if (task_hooks_) {
-    {
-      std::lock_guard lk(lock_);
-      settle_locked(s, io);
-    }
-    if (!call_posttask(s.task, w.id)) return Pop::over;
-    collect_ready(w, s.task);
-    Lock lk(lock_);
-    return step_locked(lk, w, next, io);
-  }
-  // Settled before any dependent can become ready (see Run::complete).
-  Lock lk(lock_);
-  settle_locked(s, io);
-  collect_ready(w, s.task);
-  return step_locked(lk, w, next, io);
-}
-
-// The bytes of the task's inputs, each counted once: from the values while the
-// task holds them, or from the sizes settled (under the budget, with lock_ held).
-size_t Run::inputs_bytes(uint32_t task, bool settled) const {
-  const uint32_t nt = plan_.num_tasks();
-  const auto deps = plan_.dependencies(task);
-  std::vector<uint32_t> distinct(deps.begin(), deps.end());
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  size_t total = 0;
-  for (uint32_t d : distinct) {
-    if (d < nt) total += settled ? bytes_[d] : values_[d].nbytes();
-  }
-  return total;
-}
-
 // With lock_ held, under the budget: the finished task's accounting. Its inputs
 // are unpinned; those no reader needs any more are released (their files
 // dropped), those with one reader left promote that reader; its result becomes a
 // spill candidate. The task counts as finished only from here on, so the switch
 // to the budget (under this lock) saw a task that finished but was not settled
 // as one still running, whose inputs it pinned and this call unpins.
-void Run::settle_locked(const Settle& s, Io& io) {
+void Run::settle_budget_locked(const Settle& s, Io& io) {
   const uint32_t nt = plan_.num_tasks();
   const uint32_t task = s.task;
-  // The task's inputs are held until this settle (pinned, so resident), so the
-  // bytes held and the result bound inputs + result from above: the inputs are
-  // summed only when that bound passes the limit.
-  if (held_bytes_.load(std::memory_order_relaxed) + s.bytes > limit_) {
-    const size_t inputs = inputs_bytes(task, true);
-    if (inputs + s.bytes > limit_) {
-      memory_error_locked(task, inputs + s.bytes, "for its inputs and its result together");
-    }
-  }
   bytes_[task] = s.bytes;
   task_state_[task].store(kFinished, std::memory_order_relaxed);
   largest_result_ = std::max(largest_result_, s.bytes);
@@ -209,54 +104,50 @@ void Run::settle_locked(const Settle& s, Io& io) {
   account(s.bytes, s.released, s.released_bytes);
 }
 
-// With lock_ held, after settle: push what the task made ready, make room when
-// over the limit, and pop the next task.
-Run::Pop Run::step_locked(Lock& lk, Worker& w, uint32_t& next, Io& io) {
-  --running_;
-  if (!stopping_.load(std::memory_order_relaxed)) {
-    for (uint32_t s : w.ready) push_ready_locked(s);
-    if (held_bytes_.load(std::memory_order_relaxed) + arriving_ > limit_ + leaving_) make_room_locked(0, io);
-    wake_locked(true);  // memory and pins changed: a paused worker may go on
-  }
-  w.ready.clear();
-  return pop_limited(lk, next, io);
+// With lock_ held, after the settling: what the task made ready goes into the
+// tiers, and victims are chosen when the bytes held pass the limit.
+void Run::push_budget_locked(Worker& w) {
+  for (uint32_t t : w.ready) push_ready_locked(t);
+  if (held_bytes_.load(std::memory_order_relaxed) + arriving_ > limit_ + leaving_) make_room_locked(0, w.io);
+  wake_locked(true);  // memory and pins changed: a paused worker may go on
 }
 
-// With lock_ held: the next task (its inputs pinned, those on disk to reload in
-// `io`), or io to do first (victims chosen, no task fits yet), or the end.
-Run::Pop Run::pop_limited(Lock& lk, uint32_t& next, Io& io) {
-  for (;;) {
-    if (stopping_.load(std::memory_order_relaxed) || done_) return Pop::over;
-    if (options_.cancel.cancelled()) {
-      stop_locked({Failure::Kind::cancelled, 0, nullptr});
-      return Pop::over;
+// With lock_ held: into `step`, the next task (its inputs pinned, those on disk
+// to reload in the worker's io), io to do first (victims chosen, no task fits
+// yet), or the end (the budget could not be met); false when there is nothing
+// to do now.
+bool Run::pop_budget_locked(Worker& w, uint32_t& next, Step& step) {
+  Io& io = w.io;
+  const int k = choose_tier();
+  if (k >= 0) {
+    const uint32_t t = tiers_[k].back().task;
+    const bool paused =
+        k != kReleasing && running_ > 0 && held_bytes_.load(std::memory_order_relaxed) >= pause_bytes_;
+    if (!paused && admit_locked(t, k, io)) {
+      tiers_[k].pop_back();
+      next = t;
+      task_state_[next].store(kRunning, std::memory_order_relaxed);
+      ++running_;
+      step = io.empty() ? Step::task : Step::io_then_task;
+      return true;
     }
-    const int k = choose_tier();
-    if (k >= 0) {
-      const uint32_t t = tiers_[k].back().task;
-      const bool paused =
-          k != kReleasing && running_ > 0 && held_bytes_.load(std::memory_order_relaxed) >= pause_bytes_;
-      if (!paused && admit_locked(t, k, io)) {
-        tiers_[k].pop_back();
-        next = t;
-        task_state_[next].store(kRunning, std::memory_order_relaxed);
-        ++running_;
-        return Pop::task;
-      }
-      if (stopping_.load(std::memory_order_relaxed)) return Pop::over;
+    if (stopping_.load(std::memory_order_relaxed)) {
+      step = Step::over;
+      return true;
     }
-    // Victims chosen (here or when the last task finished) are written before
-    // this worker waits: others may be waiting for that room, and a worker
-    // asleep with io in hand counts as neither running nor busy.
-    if (!io.empty()) {
-      ++io_busy_;
-      return Pop::io;
-    }
-    if (!idle_locked(lk)) return Pop::over;
   }
+  // Victims chosen (here or when the last task finished) are written before
+  // this worker waits: others may be waiting for that room, and a worker
+  // asleep with io in hand counts as neither running nor busy.
+  if (!io.empty()) {
+    ++io_busy_;
+    step = Step::io;
+    return true;
+  }
+  return false;
 }
 
-// With lock_ held, once: from the plain loop to the budget. The workers' ledgers
+// With lock_ held, once: from the ready stack to the budget. The workers' ledgers
 // become the per-task states and sizes; running tasks' inputs are pinned;
 // finished results still needed become spill candidates; the ready stack is
 // dealt into the three tiers in its order.
@@ -502,9 +393,12 @@ void Run::offer_locked(uint32_t node) {
                  [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
-// Outside the lock: drop files, write victims, bring inputs back, wait for
-// inputs another worker brings back. False when the run stopped meanwhile.
-bool Run::do_io(Worker& w, Io& io, bool counted) {
+// Outside the lock: drop files, write victims, bring inputs back, and wait, as
+// an idle worker does, for inputs another worker brings back. False when the run
+// stopped meanwhile. `counted`: this worker holds a task (running_), else it
+// is busy with io alone (io_busy_).
+bool Run::do_io(Worker& w, bool counted) {
+  Io& io = w.io;
   for (int64_t f : io.drop_files) store_->drop(f);
   io.drop_files.clear();
   io.discard.clear();
@@ -523,18 +417,16 @@ bool Run::do_io(Worker& w, Io& io, bool counted) {
     fail_io(counted, std::current_exception());
     return false;
   }
+  if (io.await.empty()) return true;
+  Lock lk(lock_);
   for (uint32_t d : io.await) {
-    for (;;) {
-      {
-        std::lock_guard lk(lock_);
-        if (node_state_[d] == kResident) break;
-        if (stopping_.load(std::memory_order_relaxed)) {
-          if (counted) --running_;
-          io.await.clear();
-          return false;
-        }
+    while (node_state_[d] != kResident) {
+      if (stopping_.load(std::memory_order_relaxed)) {
+        if (counted) --running_;
+        io.await.clear();
+        return false;
       }
-      std::this_thread::yield();
+      sleep_locked(lk);  // reload() wakes the sleepers once it is back
     }
   }
   io.await.clear();
@@ -590,6 +482,7 @@ void Run::reload(Worker& w, uint32_t d, bool counted) {
       add_held_locked(bytes_[d]);
     }
     reload_count_.fetch_add(1, std::memory_order_relaxed);
+    wake_locked(true);  // a worker may wait for it (do_io)
   }
   reload_ns_.fetch_add(since_ns(t0), std::memory_order_relaxed);
   spill_event(SpillEvent::Kind::reload, d, w.id, t0);

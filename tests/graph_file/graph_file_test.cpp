@@ -11,6 +11,7 @@
 #include "optimize/evaluate.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph_file/graph_file.hpp"
+#include "tessera/scheduler/plan.hpp"
 
 using namespace tessera;
 
@@ -205,4 +206,51 @@ TEST_CASE("text after the top-level object is not valid JSON") {
   TempFile f(R"({"format": "tessera-graph/1", "tasks": [], "outputs": []} {})");
   REQUIRE_THROWS_WITH_AS(load_graph_file(f.path()), doctest::Contains((f.path() + ": not valid JSON: ").c_str()),
                          StorageError);
+}
+
+TEST_CASE("ResultMemory::counted: tasks report their recorded size and allocate nothing") {
+  TempFile f(file_with_tasks(R"({"key": ["b", 0], "deps": [], "func": "make", "nbytes": 4611686018427387904})"));
+  GraphFile g = load_graph_file(f.path(), ResultMemory::counted);
+  const Value v = testing::evaluate(g.graph, Key("b", {0}));
+  CHECK(v.nbytes() == uint64_t{1} << 62);
+  CHECK(v.as<SyntheticResult>().data.empty());
+}
+
+//   lit (literal, 1000 B) --> x (10 B) --+--> y (30 B, reads x twice)   requested
+//                                        +--> z (500 B)                 not requested
+//   w (25 B)
+TEST_CASE("check_memory_limit: each task's distinct inputs and result, then the requested results together") {
+  const std::string tasks =
+      R"({"key": "lit", "deps": [], "func": "literal", "nbytes": 1000},
+         {"key": "x", "deps": ["lit"], "func": "make", "nbytes": 10},
+         {"key": "y", "deps": ["x", "x"], "func": "pair", "nbytes": 30},
+         {"key": "z", "deps": ["x"], "func": "big", "nbytes": 500},
+         {"key": "w", "deps": [], "func": "make", "nbytes": 25})";
+  TempFile f(file_with_tasks(tasks, R"(["y"])"));
+  const GraphFile g = load_graph_file(f.path());
+  const Plan plan(g.graph, g.compiled, {}, Keys(g.outputs));
+  // y needs 10 + 30 (x once); the literal holds nothing; z is not needed.
+  CHECK_NOTHROW(check_memory_limit(g, plan, 40));
+  REQUIRE_THROWS_WITH_AS(check_memory_limit(g, plan, 39),
+                         "memory limit of 39 bytes (39) cannot be met: task y needs 40 bytes (40) for its inputs and its "
+                         "result together; 0 bytes held",
+                         MemoryLimitError);
+  // y and w requested (y twice): 30 + 25 returned together.
+  const Plan both(g.graph, g.compiled, {}, Keys(std::vector<Key>{"y", "w", "y"}));
+  CHECK_NOTHROW(check_memory_limit(g, both, 55));
+  REQUIRE_THROWS_WITH_AS(check_memory_limit(g, both, 54),
+                         doctest::Contains("task w needs 55 bytes (55) with the requested results before it, all "
+                                           "returned in memory together (2 requested, 55 bytes in all)"),
+                         MemoryLimitError);
+}
+
+TEST_CASE("check_memory_limit: recorded sizes that overflow 64 bits when added are still too large") {
+  const std::string tasks =
+      R"({"key": "a", "deps": [], "func": "make", "nbytes": 18446744073709551615},
+         {"key": "b", "deps": [], "func": "make", "nbytes": 1},
+         {"key": "c", "deps": ["a", "b"], "func": "add", "nbytes": 1})";
+  TempFile f(file_with_tasks(tasks, R"(["c"])"));
+  const GraphFile g = load_graph_file(f.path(), ResultMemory::counted);
+  const Plan plan(g.graph, g.compiled, {}, Keys(g.outputs));
+  CHECK_THROWS_AS(check_memory_limit(g, plan, SIZE_MAX - 1), MemoryLimitError);
 }

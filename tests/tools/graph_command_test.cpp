@@ -209,3 +209,35 @@ TEST_CASE("run --profile writes a Chrome trace of every task; --progress draws o
   CHECK(tasks == 4);
   std::remove(trace.c_str());
 }
+
+// huge_result.json: one task recording a result of 2^62 bytes, more than any
+// machine has. Measuring it must not allocate it.
+TEST_CASE("inspect measures a file's recorded sizes without allocating them") {
+  auto r = run_tessera("graph inspect --json " + data("huge_result.json"));
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["sync_max_held"] == 1);
+  CHECK(j["sync_max_held_bytes"].get<uint64_t>() == uint64_t{1} << 62);
+}
+
+TEST_CASE("run --memory-limit refuses a task whose recorded result cannot fit, before allocating it") {
+  auto r = run_tessera("graph run --memory-limit 32MiB " + data("huge_result.json"));
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "memory limit of 32.0 MiB (33554432) cannot be met: task big needs"));
+  CHECK(contains(r.err, "(4611686018427387904) for its inputs and its result together"));
+  CHECK(r.out.empty());
+}
+
+// many_outputs.json: ('out', 0) ... ('out', 23), 8 KiB each, all requested. A
+// run returns them in memory together: 192 KiB.
+TEST_CASE("run --memory-limit refuses requested results that do not fit in the limit together") {
+  auto r = run_tessera("graph run --workers 2 --memory-limit 32KiB " + data("many_outputs.json"));
+  CHECK(r.status == 1);
+  // The fifth result is the first past 32 KiB.
+  CHECK(contains(r.err, "task ('out', 4) needs 40.0 KiB (40960) with the requested results before it"));
+  CHECK(contains(r.err, "(24 requested, 196608 bytes in all)"));
+  CHECK(r.out.empty());
+  auto fits = run_tessera("graph run --workers 2 --memory-limit 192KiB " + data("many_outputs.json"));
+  CHECK(fits.status == 0);
+  CHECK(contains(fits.out, "24 tasks on"));
+}

@@ -5,15 +5,21 @@
 // function's name and the size of its result. Loading one gives a Graph of
 // synthetic tasks that can be culled, ordered and run like any other: each task
 // reads its dependencies and, when it runs, allocates a result of the recorded
-// size (a SyntheticResult, whose nbytes() reports it); `literal` nodes are
-// literals that report their size without holding it, so reading a file never
-// allocates what its graph would. The file's requested keys and dask's own figures for the graph come
-// with it, so tessera's order and schedulers can be compared with dask's.
+// size (a SyntheticResult, whose nbytes() reports it), or with
+// ResultMemory::counted only reports that size; `literal` nodes are literals
+// that report their size without holding it, so reading a file never allocates
+// what its graph would. The file's requested keys and dask's own figures for the
+// graph come with it, so tessera's order and schedulers can be compared with
+// dask's. Before running a file under a memory limit, check_memory_limit refuses
+// what the recorded sizes say cannot fit, before anything is allocated.
 //
 // @code
 //   tessera::GraphFile f = tessera::load_graph_file("tests/data/graphs/tree_sum.json");
 //   auto prio = tessera::order(f.graph);
 //   if (f.reference) std::cout << f.reference->sync_max_held.value_or(0);
+//   tessera::Plan plan(f.graph, f.compiled, {}, tessera::Keys(f.outputs));
+//   tessera::check_memory_limit(f, plan, size_t{32} << 20);  // throws MemoryLimitError
+//   tessera::get(plan, {.memory_limit = size_t{32} << 20});
 // @endcode
 //
 // Thread-safe: load_graph_file touches no shared state.
@@ -32,6 +38,8 @@
 #include "tessera/graph/key.hpp"
 
 namespace tessera {
+
+class Plan;
 
 //! What a synthetic node holds: `size` bytes, reported by nbytes(). A task's
 //! result owns that much memory (`data`); a file's literal only reports it.
@@ -83,11 +91,32 @@ struct GraphFile {
   std::optional<GraphReference> reference;
 };
 
+//! What a synthetic task's result holds when the task runs.
+enum class ResultMemory {
+  allocated,  //!< the recorded size in zeroed memory, as the recorded task made (running a file)
+  counted,    //!< nothing: the result only reports its size (measuring a file's memory, as `graph inspect` does)
+};
+
 //! Reads the `tessera-graph/1` file at `path`. Throws StorageError for a file
 //! that cannot be read or is not JSON, lacks a required field or has one of the
 //! wrong kind (something nested inside a key, a negative size); MissingKeyError
 //! for a dependency or output that is not a key of the file; CycleError for a
 //! cycle. Each message starts with the path.
-GraphFile load_graph_file(const std::string& path);
+//! @code
+//!   auto f = tessera::load_graph_file("big.json", tessera::ResultMemory::counted);
+//!   tessera::get_sync(f.graph, tessera::Keys(f.outputs));   // allocates no result
+//! @endcode
+GraphFile load_graph_file(const std::string& path, ResultMemory results = ResultMemory::allocated);
+
+//! Checks, by the sizes `f` records and before anything runs, that `plan` (of
+//! f.graph) can keep within `memory_limit` bytes: every task's distinct inputs
+//! and result together, and the requested results together (a run returns them
+//! all in memory). Throws MemoryLimitError naming the first task that cannot fit.
+//! Literals count for nothing, as in a run (they hold no memory).
+//! @code
+//!   tessera::Plan plan(f.graph, f.compiled, {}, tessera::Keys(f.outputs));
+//!   tessera::check_memory_limit(f, plan, size_t{32} << 20);
+//! @endcode
+void check_memory_limit(const GraphFile& f, const Plan& plan, size_t memory_limit);
 
 }  // namespace tessera

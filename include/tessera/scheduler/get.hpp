@@ -17,34 +17,21 @@
 //
 // With GetOptions::memory_limit the run keeps the bytes its results hold within
 // the limit, plus what the running tasks just made (one result per worker):
-//   - below `memory_target` of the limit it runs exactly as without one;
-//   - above it, ready tasks are taken from three LIFO stacks: first those that
-//     are the last reader of some input (finishing them frees it), then those
-//     that read results but free none yet, then those that read none (roots,
-//     loaders); within a stack, the order is the one LIFO stack's. Each push
-//     carries a sequence number, so below the target the newest top is the plain
-//     stack's top; a task whose input loses its last other reader is pushed again
-//     onto the first stack and its old entry skipped. O(1) amortized per task.
-//   - above `memory_pause`, a task that frees nothing starts only when no other
-//     task runs; with no room left under the limit (everything held is read by
-//     running tasks), a task that frees an input starts only when no other task
-//     runs or writes; a task starts, and inputs on disk come back, only into room
-//     that is free now (not bytes still being written out), and, while other
-//     tasks run, room for each running task's result and its own, each counted
-//     as the largest result so far (a result larger than any before it, or
-//     results made while the run was still below the target, can still pass
-//     the limit by up to one per worker);
+//   - below `memory_target` of the limit it runs exactly as without one; above
+//     it the next task is chosen by its effect on memory (tasks that free an
+//     input first), and above `memory_pause` a task that frees nothing starts
+//     only when no other task runs;
 //   - above the limit, held results that no running task reads go to disk, the
-//     one whose next reader comes latest in `order` first (a max-heap keyed by
-//     that reader's priority, refreshed when it reaches the top: O(log n) per
-//     result), and come back just before a reader runs. Results whose type has
-//     a Spillable form spill (tessera/graph/spill.hpp; NDArray blocks come back
-//     as mappings of the scratch file); others stay and count. Scratch files live
-//     in a folder inside GetOptions::scratch_dir, removed when the run ends,
-//     whatever the ending;
+//     one needed latest in `order` first, and come back just before a reader
+//     runs. Results whose type has a Spillable form spill
+//     (tessera/graph/spill.hpp; NDArray blocks come back as mappings of the
+//     scratch file); others stay and count. Scratch files live in a folder
+//     inside GetOptions::scratch_dir, removed when the run ends, whatever the
+//     ending;
 //   - MemoryLimitError when one task's inputs and result together exceed the
 //     limit, or a task must start and nothing held can spill while nothing else
 //     runs: it names the task, the bytes it needed and the largest results held.
+// docs/scheduler.md explains the algorithm (tiers, pins, victims) and its costs.
 //
 // `get` runs `num_workers` workers in a tbb::task_arena; the caller's thread is
 // one of them, and there is no dispatcher thread. A task may itself call get.
