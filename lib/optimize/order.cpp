@@ -388,29 +388,21 @@ std::vector<uint32_t> Orderer::run() {
   return std::move(prio_);
 }
 
-// Each node's place among all nodes in the Key's dask sortkey order.
-std::vector<uint32_t> key_ranks(const Graph& g, uint32_t n) {
-  std::vector<uint32_t> ids(n), rank(n);
-  for (uint32_t i = 0; i < n; ++i) ids[i] = i;
-  std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return g.key(a) < g.key(b); });
-  for (uint32_t r = 0; r < n; ++r) rank[ids[r]] = r;
-  return rank;
-}
-
 // Priorities from a depth-first walk from the sinks, in key order: each sink
 // after everything it needs that is not placed yet, a task's dependencies
 // walked in key order (`reverse`: the last key first), each task placed once
 // its dependencies are. Iterative: a frame per task on the walk's path, its
 // dependencies still to walk on one shared stack.
-std::vector<uint32_t> depth_first(const CompiledGraph& c, absl::Span<const uint32_t> rank, bool reverse) {
+std::vector<uint32_t> depth_first(const Graph& g, const CompiledGraph& c, bool reverse) {
   const uint32_t n = c.size();
   std::vector<uint32_t> prio(n, kUnset), sinks;
   std::vector<uint8_t> seen(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
     if (c.dependents(i).empty()) sinks.push_back(i);
   }
-  auto by_rank = [&](uint32_t a, uint32_t b) { return rank[a] < rank[b]; };
-  std::sort(sinks.begin(), sinks.end(), by_rank);
+  // Only siblings are compared: no sort of every key.
+  auto by_key = [&](uint32_t a, uint32_t b) { return g.key(a) < g.key(b); };
+  std::sort(sinks.begin(), sinks.end(), by_key);
   struct Frame {
     uint32_t node;
     size_t begin;  // its dependencies on `todo`, from here to the end, walked from the back
@@ -424,7 +416,7 @@ std::vector<uint32_t> depth_first(const CompiledGraph& c, absl::Span<const uint3
     for (uint32_t d : c.dependencies(v)) todo.push_back(d);
     // Walked from the back: the first to walk goes last.
     std::sort(todo.begin() + static_cast<std::ptrdiff_t>(begin), todo.end(),
-              [&](uint32_t a, uint32_t b) { return reverse ? by_rank(a, b) : by_rank(b, a); });
+              [&](uint32_t a, uint32_t b) { return reverse ? by_key(a, b) : by_key(b, a); });
     path.push_back({v, begin});
   };
   for (uint32_t s : sinks) {
@@ -523,12 +515,12 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // a walk replaces the best order only when both the model and dask's own
   // metric (order_pressure) say it holds fewer: on the small shapes of dask's
   // order tests they disagree, and the order those tests pin down stays. Two
-  // walks, each with its simulations: linear but for the sorts by key.
+  // walks, each with its simulations: linear but for sorting each task's
+  // dependencies by key.
   if (best_held > lower_bound) {
-    const std::vector<uint32_t> rank = key_ranks(g, c.size());
     uint32_t best_pressure = order_pressure(c, best);
     for (const bool reverse : {false, true}) {
-      std::vector<uint32_t> dfs = depth_first(c, rank, reverse);
+      std::vector<uint32_t> dfs = depth_first(g, c, reverse);
       const uint32_t held = detail::eager_max_held(eg, dfs);
       if (held >= best_held) continue;
       const uint32_t pressure = order_pressure(c, dfs);
