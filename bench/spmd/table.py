@@ -26,6 +26,18 @@ def tessera_seconds(paths):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def tessera_call_medians(paths):
+    """The median_us counters (the median of single calls), median over runs, in seconds."""
+    samples = collections.defaultdict(list)
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for b in data.get("benchmarks", []):
+            if b.get("run_type") == "iteration" and not b.get("error_occurred") and "median_us" in b:
+                samples[b["run_name"]].append(b["median_us"] * 1e-6)
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def peer_seconds(path):
     try:
         with open(path) as f:
@@ -47,9 +59,12 @@ def main():
     n = int(sys.argv[1])
     p = peer_seconds(sys.argv[2])
     t = tessera_seconds(sys.argv[3:])
+    m = tessera_call_medians(sys.argv[3:])
     rows = [
         ("no-op apply, 8 engines", t.get("BM_noop_apply/8/real_time"), p.get("noop_apply_8")),
         (f"no-op apply, {n} engines", t.get(f"BM_noop_apply/{n}/real_time"), p.get(f"noop_apply_{n}")),
+        (f"no-op apply, {n} engines, median of single calls", m.get(f"BM_noop_apply_each/{n}/real_time"), None),
+        ("plain thread wake-up round trip (scale)", m.get("BM_wake_round_trip/real_time"), None),
         (f"MD5 tutorial end to end, {n} engines", t.get(f"BM_md5_end_to_end/{n}/real_time"),
          p.get(f"md5_end_to_end_{n}")),
         ("MD5 plain loop (no engines)", t.get("BM_md5_plain_loop/real_time"), p.get("md5_plain_loop")),
