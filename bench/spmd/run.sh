@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `scripts/bench spmd`: tessera::spmd against ipyparallel's BroadcastView, side by side.
-#   no-op apply latency to 8 and to 100 engines, and the MD5 tutorial end to end
+#   no-op apply latency to 8 and to 100 engines (mean, and the median of single
+#   calls beside a plain thread's wake-up round trip), and the MD5 tutorial end to end
 #   (500 files of 1 KiB, 100 engines) on a running cluster.
 # Both sides hash the same files. ipyparallel runs with /usr/bin/python3 (Debian's
 # python3-ipyparallel), its controller and engines on loopback, bounded by a timeout;
@@ -25,7 +26,7 @@ mkdir "$work/files"
 # machine's load over the same stretch of time; the table takes medians.
 run_tessera() {  # run_tessera OUT.json
   TESSERA_BENCH_MD5_FOLDER="$work/files" build/bench/spmd_bench \
-    --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
+    --benchmark_filter="BM_noop_apply/(8|$engines)/|BM_noop_apply_each/$engines/|BM_wake_round_trip|BM_md5_end_to_end/$engines/|BM_md5_plain_loop" \
     --benchmark_min_time=0.2 --benchmark_repetitions=5 \
     --benchmark_out="$1" --benchmark_out_format=json >&2
 }

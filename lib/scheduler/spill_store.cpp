@@ -9,9 +9,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <string_view>
 
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/strip.h>
 
+#include "storage/owner.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::detail {
@@ -92,6 +97,38 @@ BytesReader map_spilled(const std::string& path) {
   return BytesReader(std::move(map), size, absl::StrCat("the spilled result ", path));
 }
 
+constexpr char kFolderPrefix[] = "tessera-spill-";
+
+// Removes the files a SpillStore writes (`<n>.spill`) from `folder`, then the
+// folder; anything else in it stays, and so does the folder then.
+void remove_folder(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    absl::string_view id = name;
+    uint64_t n = 0;
+    if (!absl::ConsumeSuffix(&id, ".spill") || !absl::SimpleAtoi(id, &n)) continue;
+    if (fs::is_regular_file(entry.symlink_status(ec))) ::unlink(entry.path().c_str());
+  }
+  ::rmdir(folder.c_str());
+}
+
+// Removes the folders of killed runs in `parent` (see spill_store.hpp).
+void remove_stale_folders(const std::string& parent) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    absl::string_view rest = name;
+    if (!absl::ConsumePrefix(&rest, kFolderPrefix) ||
+        !storage::owner_gone(std::string_view(rest.data(), rest.size()))) {
+      continue;
+    }
+    if (fs::is_directory(entry.symlink_status(ec))) remove_folder(entry.path().string());
+  }
+}
+
 }  // namespace
 
 SpillStore::SpillStore(std::string parent, uint64_t disk_limit)
@@ -103,11 +140,7 @@ SpillStore::SpillStore(std::string parent, uint64_t disk_limit)
 }
 
 SpillStore::~SpillStore() {
-  if (folder_.empty()) return;
-  for (size_t id = 0; id < live_.size(); ++id) {
-    if (live_[id]) ::unlink(path(static_cast<int64_t>(id)).c_str());
-  }
-  ::rmdir(folder_.c_str());
+  if (!folder_.empty()) remove_folder(folder_);
 }
 
 std::string SpillStore::path(int64_t id) const { return absl::StrCat(folder_, "/", id, ".spill"); }
@@ -118,7 +151,8 @@ std::string SpillStore::folder() const {
 }
 
 void SpillStore::make_folder() {
-  std::string templ = absl::StrCat(parent_, "/tessera-spill-XXXXXX");
+  remove_stale_folders(parent_);  // the space is wanted now
+  std::string templ = absl::StrCat(parent_, "/", kFolderPrefix, storage::owner_field(), "-XXXXXX");
   if (::mkdtemp(templ.data()) == nullptr) {
     throw StorageError(parent_, "cannot make a scratch folder for spilled results", errno);
   }

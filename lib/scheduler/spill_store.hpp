@@ -8,6 +8,13 @@
 // inside the folder the caller chose, and everything in it was made here, so
 // the destructor removes exactly those files and the folder (a run that fails
 // or is cancelled destroys its store like one that succeeds).
+//
+// A run killed before its destructor ran (kill -9, the OOM killer) leaves its
+// folder behind. The folder's name, `tessera-spill-<owner>-XXXXXX`, carries its
+// owner as the names of write temporaries do (storage/owner.hpp), so the first
+// spill of a later run into the same parent removes the folders whose owner is
+// gone: their `<n>.spill` files, then the folder, left in place when it holds
+// anything else.
 #pragma once
 
 #include <cstdint>

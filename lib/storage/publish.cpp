@@ -3,7 +3,6 @@
 #include "storage/publish.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -17,11 +16,11 @@
 #include <system_error>
 
 #include <absl/strings/match.h>
-#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 #include <absl/strings/str_split.h>
 
+#include "storage/owner.hpp"
 #include "storage/unique_fd.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -56,10 +55,10 @@ std::string base_of(const std::string& path) {
   return base;
 }
 
-// `.<base><marker>` followed by `<pid>-<random>`.
+// `.<base><marker>` followed by `<owner>-<random>` (owner.hpp).
 std::string sibling(const std::string& path, std::string_view marker) {
   static thread_local std::mt19937_64 rng(std::random_device{}() ^ (static_cast<uint64_t>(::getpid()) << 32));
-  return (folder_of(path) / absl::StrFormat(".%s%s%d-%016x", base_of(path), marker, ::getpid(), rng())).string();
+  return (folder_of(path) / absl::StrFormat(".%s%s%s-%016x", base_of(path), marker, owner_field(), rng())).string();
 }
 
 // A short, quoted rendering of a path read from a directory (names may be long).
@@ -186,18 +185,6 @@ void remove_tree(const std::string& path) {
   fs::remove_all(path, ec);  // never follows symbolic links
 }
 
-// Parses `<pid>-<random>` after a marker.
-bool owner_pid(absl::string_view rest, pid_t& pid) {
-  const size_t dash = rest.find('-');
-  if (dash == absl::string_view::npos) return false;
-  int64_t p = 0;
-  if (!absl::SimpleAtoi(rest.substr(0, dash), &p) || p <= 0 || p > INT32_MAX) return false;
-  pid = static_cast<pid_t>(p);
-  return true;
-}
-
-bool alive(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM; }
-
 // Publishes the finished `tmp` at `path`.
 void replace(const std::string& tmp, const std::string& path, bool exists) {
   if (!exists) {
@@ -271,8 +258,7 @@ std::vector<std::string> clean_stale(const std::string& given) {
     absl::string_view rest = absl::string_view(name).substr(prefix.size());
     const bool tmp = absl::ConsumePrefix(&rest, absl::string_view(kTemporaryMarker.data(), kTemporaryMarker.size()));
     if (!tmp && !absl::ConsumePrefix(&rest, absl::string_view(kAsideMarker.data(), kAsideMarker.size()))) continue;
-    pid_t pid = 0;
-    if (!owner_pid(rest, pid) || alive(pid)) continue;
+    if (!owner_gone(std::string_view(rest.data(), rest.size()))) continue;
     const std::string stale = entry.path().string();
     if (!tmp && !fs::exists(fs::symlink_status(path, ec)) && ::rename(stale.c_str(), path.c_str()) == 0) {
       done.push_back(absl::StrCat("put back ", stale, " (the output before an interrupted overwrite) as ", path));

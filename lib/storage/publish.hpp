@@ -2,11 +2,11 @@
 // one write discipline, in one place.
 //
 // An output is made under a temporary name in its destination's folder,
-// `.<name>.tessera-tmp-<pid>-<random>`, synced to the disk, and published by
+// `.<name>.tessera-tmp-<owner>-<random>`, synced to the disk, and published by
 // one atomic rename. Replacing an output swaps the new one in with
 // renameat2(RENAME_EXCHANGE) and only then removes the old one (now under the
 // temporary name); where the file system cannot exchange, the old output is
-// first renamed aside to `.<name>.tessera-old-<pid>-<random>`. So at every
+// first renamed aside to `.<name>.tessera-old-<owner>-<random>`. So at every
 // instant the final name holds the complete old output or the complete new
 // one, whatever kills the process.
 //
@@ -17,7 +17,10 @@
 // what was found.
 //
 // Temporaries of a process that is gone are recognised by their name and
-// cleaned by the next write to the same destination (clean_stale).
+// cleaned by the next write to the same destination (clean_stale). The owner
+// field names the process, its host, boot and PID namespace (owner.hpp), so a
+// live write of another host or container on a shared file system is never
+// taken for a leftover.
 //
 // @code
 //   storage::publish("out.npy", {.kind = storage::Kind::npy, .overwrite = true},
@@ -48,7 +51,7 @@ struct PublishOptions {
   std::vector<std::string> protect = {};
 };
 
-//! The marker in every temporary's name: `.<name>.tessera-tmp-<pid>-<random>`.
+//! The marker in every temporary's name: `.<name>.tessera-tmp-<owner>-<random>`.
 inline constexpr std::string_view kTemporaryMarker = ".tessera-tmp-";
 
 //! A fresh temporary path for `path`, in its folder, unique across processes
@@ -62,8 +65,8 @@ void check_target(const std::string& path, const PublishOptions& options);
 
 //! Cleans what killed runs left next to `path`: removes their temporaries, and
 //! puts back an old output a run had renamed aside when `path` is missing (or
-//! removes it when `path` holds the new one). Entries of running processes are
-//! left alone. Returns one line per entry handled, for a message.
+//! removes it when `path` holds the new one). Entries whose owner is not known
+//! to be gone (owner.hpp: running here, or made on another host) are left alone. Returns one line per entry handled, for a message.
 std::vector<std::string> clean_stale(const std::string& path);
 
 //! Writes an output: check_target, clean_stale, `write(tmp)` at a temporary

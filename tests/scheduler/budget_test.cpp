@@ -12,10 +12,16 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "scheduler/spill_store.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
@@ -169,6 +175,84 @@ TEST_CASE("NDArray results spill into the scratch file and come back bit-identic
   }
   CHECK(mapped > 0);  // requested results left on disk come back as read-only mappings
   CHECK(scratch.entries() == 0);
+}
+
+namespace {
+
+// The scratch folders in `dir` (tessera-spill-*), by name.
+std::vector<std::string> spill_folders(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tessera-spill-", 0) == 0) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A block of `words` 64-bit words, a result with a Spillable form.
+Value block_of(int64_t words) { return array::NDArray::from_vector(std::vector<uint64_t>(words, 7), {words}); }
+
+// A process that spills one result into `dir` and is killed by SIGKILL before
+// its store's destructor runs, as kill -9 or the OOM killer would. Returns the
+// scratch folder it left.
+fs::path killed_spiller(const fs::path& dir) {
+  const std::vector<std::string> before = spill_folders(dir);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    detail::SpillStore store(dir.string(), uint64_t(1) << 30);
+    uint64_t written = 0;
+    store.put(block_of(4096), written);
+    ::raise(SIGKILL);
+    ::_exit(1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGKILL);
+  const std::vector<std::string> after = spill_folders(dir);
+  for (const std::string& name : after) {
+    if (!std::binary_search(before.begin(), before.end(), name)) return dir / name;
+  }
+  return {};
+}
+
+}  // namespace
+
+// Runs killed while spilling leave their folders; the next run's first spill
+// removes them, but of a folder where someone put notes.txt only the files a
+// store writes; a live store's folder stays.
+TEST_CASE("a spilling run removes the scratch folders that killed runs left, and only what they wrote") {
+  Scratch scratch("killed");
+  detail::SpillStore live(scratch.dir.string(), uint64_t(1) << 30);
+  uint64_t written = 0;
+  live.put(block_of(512), written);
+  const fs::path foreign = killed_spiller(scratch.dir);
+  CHECK(fs::exists(foreign / "0.spill"));
+  { std::ofstream(foreign / "notes.txt") << "not tessera's"; }
+  const fs::path killed = killed_spiller(scratch.dir);
+  CHECK(fs::exists(killed / "0.spill"));
+  REQUIRE(spill_folders(scratch.dir).size() == 3);
+
+  // Every result is requested, so a limit of two blocks spills the others.
+  Graph g;
+  std::vector<Key> keys;
+  for (int i = 0; i < 8; ++i) {
+    g.task(Key("block", {i}), fn("make", [] { return block_of(4096); }));
+    keys.emplace_back("block", std::vector<int64_t>{i});
+  }
+  RunStats stats;
+  get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 2 * 4096 * 8, .scratch_dir = scratch.dir.string()});
+  REQUIRE(stats.spill_count > 0);
+
+  CHECK(!fs::exists(killed));
+  CHECK(fs::exists(foreign / "notes.txt"));
+  CHECK(!fs::exists(foreign / "0.spill"));
+  CHECK(fs::exists(fs::path(live.folder()) / "0.spill"));
+  std::vector<std::string> left = {foreign.filename().string(), fs::path(live.folder()).filename().string()};
+  std::sort(left.begin(), left.end());
+  CHECK(spill_folders(scratch.dir) == left);
 }
 
 TEST_CASE("the scratch folder is removed after a failure and after a cancellation") {

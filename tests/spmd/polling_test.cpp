@@ -18,26 +18,55 @@ using tessera::spmd::detail::PollClock;
 using tessera::spmd::detail::PollGate;
 using tessera::spmd::detail::PollResult;
 
+// Two stalls a few milliseconds apart, the second at `t`: what a busy process
+// beside the engines does to their yields.
+void busy_at(PollGate& gate, PollClock::time_point t) {
+  gate.close(t - 5ms);
+  gate.close(t);
+}
+
 TEST_CASE("the poll gate closes for a back-off that doubles, and starts again small after a quiet spell") {
   PollGate gate;
   PollClock::time_point t0 = PollClock::now();
   CHECK(gate.open(t0));
-  gate.close(t0);
+  busy_at(gate, t0);
   CHECK_FALSE(gate.open(t0 + PollGate::kMinBackoff - 1us));
   CHECK(gate.open(t0 + PollGate::kMinBackoff));
   // Closed again at once: twice as long.
   PollClock::time_point t1 = t0 + PollGate::kMinBackoff;
-  gate.close(t1);
+  busy_at(gate, t1);
   CHECK_FALSE(gate.open(t1 + 2 * PollGate::kMinBackoff - 1us));
   CHECK(gate.open(t1 + 2 * PollGate::kMinBackoff));
   // Never longer than kMaxBackoff.
   PollClock::time_point t = t1;
-  for (int i = 0; i < 20; ++i) gate.close(t);
+  for (int i = 0; i < 20; ++i) {
+    t += 5ms;
+    gate.close(t);
+  }
   CHECK(gate.open(t + PollGate::kMaxBackoff));
-  // A long quiet spell: back to the short back-off.
-  PollClock::time_point later = t + 10 * PollGate::kMaxBackoff;
-  gate.close(later);
+  // A quiet spell twice the last back-off: back to the short back-off.
+  PollClock::time_point later = t + 4 * PollGate::kMaxBackoff;
+  busy_at(gate, later);
+  CHECK_FALSE(gate.open(later + PollGate::kMinBackoff - 1us));
   CHECK(gate.open(later + PollGate::kMinBackoff));
+}
+
+// A vCPU descheduled for a moment stalls every poller of that CPU at once:
+// dozens of reports of one stall, then calm. That is no busy machine, and
+// polling must go on (closing the gate on it made every apply wake 100
+// sleeping engines one by one).
+TEST_CASE("the poll gate stays open for one stall, however many pollers report it, and closes on a second") {
+  PollGate gate;
+  const PollClock::time_point t0 = PollClock::now();
+  for (int poller = 0; poller < 50; ++poller) gate.close(t0 + poller * 10us);
+  CHECK(gate.open(t0 + 1ms));
+  // Another lone stall, long after: still open.
+  const PollClock::time_point t1 = t0 + 1s;  // well past PollGate::kConfirm
+  gate.close(t1);
+  CHECK(gate.open(t1 + 1us));
+  // A second, distinct stall soon after: a busy machine.
+  gate.close(t1 + 4ms);
+  CHECK_FALSE(gate.open(t1 + 4ms + 1us));
 }
 
 TEST_CASE("poll_yielding returns when ready, and expires when not") {

@@ -4,6 +4,7 @@
 // new output, never a temporary after a clean stop).
 #include <doctest/doctest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "array/rechunk/test_util.hpp"
+#include "storage/publish.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
@@ -207,6 +209,62 @@ TEST_CASE("store: what a killed process left is cleaned by the next store, and a
   store(from_ndarray(iota({8}, DType::float64()), {2}), out.string(), {.overwrite = true});
   CHECK(!fs::exists(stale_tmp));
   CHECK(zarr::open(out.string()).chunk_shape() == Shape{2});
+}
+
+namespace {
+
+// Runs `make` in a child process (after `setup`, which returns false when the
+// child cannot be set up) and waits until the child is gone. Returns the
+// child's exit status: 0 when it made its temporary, 77 when setup failed.
+template <class Setup, class Make>
+int in_child(Setup setup, Make make) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (!setup()) ::_exit(77);
+    make();
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+// A host name of its own for this process, as another machine has: a new UTS
+// namespace (as root, or inside a new user namespace where those are allowed).
+bool on_another_host() {
+  if (::unshare(CLONE_NEWUTS) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWUTS) != 0) return false;
+  const char name[] = "tessera-other-host";
+  return ::sethostname(name, sizeof name - 1) == 0;
+}
+
+}  // namespace
+
+// A writer on another host of a shared file system (here: a process with a
+// host name of its own) has a PID that means nothing on this one; its
+// temporary must outlive a local clean even when no local process has that
+// PID. A temporary of a process of this host that is gone is still removed.
+TEST_CASE("store: a temporary made on another host is left alone; one of a gone local process is removed") {
+  TempDir dir;
+  const std::string out = (dir.path / "out.zarr").string();
+  auto make_temporary = [&] { fs::create_directories(tessera::storage::temporary_path(out)); };
+  const int status = in_child(on_another_host, make_temporary);
+  if (status == 77) {
+    MESSAGE("skipped: this process may not make a UTS namespace");
+    return;
+  }
+  REQUIRE(status == 0);
+  const std::vector<std::string> other = temporaries(dir.path);
+  REQUIRE(other.size() == 1);
+  CHECK(clean_temporaries(out).empty());
+  CHECK(temporaries(dir.path) == other);
+
+  REQUIRE(in_child([] { return true; }, make_temporary) == 0);
+  REQUIRE(temporaries(dir.path).size() == 2);
+  const std::vector<std::string> done = clean_temporaries(out);
+  CHECK(done.size() == 1);
+  CHECK(temporaries(dir.path) == other);
 }
 
 TEST_CASE("tessera rechunk: a DST ending in .npy is a .npy file for every method") {

@@ -9,7 +9,7 @@ matmul, normalize, rechunk_rows_to_cols, tree_sum, tsqr, x_plus_xT, which this
 script does not touch) to the shapes dask.array users write: where, diff, topk,
 einsum, qr, concatenate, 3-D transposes, FFTs after rechunks, anomaly and
 standardisation pipelines, reductions along each axis, rechunks, map_overlap,
-cumprod, argmin, outer products.
+cumprod, argmin, outer products, and where-then-diff after rechunks.
 
 Random inputs come from a seeded RandomState so the keys (and with them dask's
 tie-breaking, hence its figures) are the same on every run. Each graph stays
@@ -41,6 +41,7 @@ X3 = rnd(3, (40, 40, 40), 10)     # 4 x 4 x 4 blocks
 TALL = rnd(4, (600, 12), (25, 12))  # 24 blocks of a tall-skinny matrix
 V = rnd(5, (400,), 25)            # 16 blocks
 W = rnd(6, (300,), 25)            # 12 blocks
+WHERE_DIFF = "(lambda axis, x: da.diff(da.where(x > 0, x, 0), axis=axis))"
 
 CORPUS = [
     ("where", f"(lambda x, y: da.where(x > 0.5, x, y).sum(axis=0))({X}, {Y})"),
@@ -69,6 +70,12 @@ CORPUS = [
     ("outer", f"da.outer({V}, {W}).sum(axis=0)"),
     ("tensordot", f"da.tensordot({X3}, {rnd(12, (40, 40), 10)}, axes=((2,), (0,))).sum(axis=0)"),
     ("stack_mean", f"da.stack([{X}, {Y}, {rnd(13, (120, 120), 10)}]).mean(axis=0)"),
+    # where(x > 0, x, 0) then diff after a rechunk: rechunk-merge tasks whose
+    # inputs overlap their neighbours', feeding a subtraction of neighbours.
+    ("rechunk_where_diff_rows", f"{WHERE_DIFF}(0, {rnd(16, (120, 120), (20, 10))}.rechunk((30, 30))).sum(axis=1)"),
+    ("rechunk_where_diff_cols", f"{WHERE_DIFF}(1, {rnd(17, (120, 120), 10)}.rechunk((40, 15))).sum(axis=0)"),
+    ("rechunk_where_diff_sum", f"{WHERE_DIFF}(0, {rnd(18, (120, 120), 10)}.rechunk((15, 40))).sum()"),
+    ("rechunk_where_diff_axis0", f"{WHERE_DIFF}(0, {rnd(19, (120, 120), (20, 10))}.rechunk((30, 30))).sum(axis=0)"),
 ]
 
 
