@@ -27,6 +27,8 @@
 
 extern char** environ;
 
+namespace bounds_test {  // one translation unit with the suite's other files (-Dunity_tests)
+
 using namespace tessera::array;
 using testing::TempDir;
 namespace fs = std::filesystem;
@@ -179,3 +181,5 @@ TEST_CASE("tessera rechunk --shard: a shard of 2^20 inner chunks costs its index
   CHECK_MESSAGE(small_read.err.find("each shard holds 1048576 inner chunks of (1, 1), whose index takes 33554432 "
                                     "bytes while the shard is read") != std::string::npos, small_read.err);
 }
+
+}  // namespace bounds_test
