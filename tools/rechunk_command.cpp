@@ -17,7 +17,11 @@
 // --scratch) is a mapped file whose pages are handed back to the page cache as
 // soon as they are written, and so are the source's pages once a block is
 // read. The run's memory budget is --max-mem: the tasks method's intermediate
-// blocks spill to the same scratch folder rather than pass it.
+// blocks spill to the same scratch folder rather than pass it. The task graph
+// is memory too (about a kilobyte a task): a store of small chunks is read in
+// blocks of many chunks, and a rechunk whose graph would still pass an eighth
+// of --max-mem (16 MiB at least: rechunk_graph_budget) is refused before it is built
+// (rechunk_source.hpp).
 #include <algorithm>
 #include <new>
 #include <cstdio>
@@ -61,7 +65,10 @@ constexpr std::string_view kUsage =
     "when DST ends in .npy).\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
     "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit, and results held\n"
-    "               beyond it spill to the scratch folder (--memory-limit is the same option, as in graph run)\n"
+    "               beyond it spill to the scratch folder (--memory-limit is the same option, as in graph run); a\n"
+    "               store of small chunks is read many chunks a task, and a rechunk of more chunks than the task\n"
+    "               graph can hold in an eighth of it (16 MiB at least) is refused, as is a shard index past a\n"
+    "               worker's share\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
     "  --scratch    directory of the shuffle's scratch file and of spilled results (default: DST's directory)\n"
