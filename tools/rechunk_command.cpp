@@ -17,7 +17,11 @@
 // --scratch) is a mapped file whose pages are handed back to the page cache as
 // soon as they are written, and so are the source's pages once a block is
 // read. The run's memory budget is --max-mem: the tasks method's intermediate
-// blocks spill to the same scratch folder rather than pass it.
+// blocks spill to the same scratch folder rather than pass it. The task graph
+// is memory too (about a kilobyte a task): a store of small chunks is read in
+// blocks of many chunks, and a rechunk whose graph would still pass an eighth
+// of --max-mem (16 MiB at least: rechunk_graph_budget) is refused before it is built
+// (rechunk_source.hpp).
 #include <algorithm>
 #include <new>
 #include <cstdio>
@@ -34,6 +38,7 @@
 #include "interrupt.hpp"
 #include "ranks.hpp"
 #include "rechunk_dry_run.hpp"
+#include "rechunk_source.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/rechunk/exchange.hpp"
@@ -61,7 +66,10 @@ constexpr std::string_view kUsage =
     "when DST ends in .npy).\n"
     "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
     "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit, and results held\n"
-    "               beyond it spill to the scratch folder (--memory-limit is the same option, as in graph run)\n"
+    "               beyond it spill to the scratch folder (--memory-limit is the same option, as in graph run); a\n"
+    "               store of small chunks is read many chunks a task, and a rechunk of more chunks than the task\n"
+    "               graph can hold in an eighth of it (16 MiB at least) is refused, as is a shard index past a\n"
+    "               worker's share\n"
     "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
     "  --workers    threads (default: the hardware's)\n"
     "  --scratch    directory of the shuffle's scratch file and of spilled results (default: DST's directory)\n"
@@ -109,45 +117,25 @@ ta::Shape positive_list(const std::string& text, const std::string& option, cons
   return out;
 }
 
-ta::Array open_source(const std::string& src, int64_t block_limit) {
-  try {
-    if (src.size() > 4 && src.substr(src.size() - 4) == ".npy") {
-      // Blocks of whole rows (slices along the slowest axis) under the block
-      // limit: each one contiguous run of the file.
-      const ta::npy::Header h = ta::npy::read_header(src);
-      std::vector<ta::AxisChunks> axes(h.shape.size(), ta::AxisChunks(-1));
-      if (!h.shape.empty()) {
-        int64_t row = static_cast<int64_t>(h.dtype.itemsize());
-        const size_t slow = h.fortran_order ? h.shape.size() - 1 : 0;
-        for (size_t k = 0; k < h.shape.size() && row <= block_limit; ++k) {
-          // Saturates: a row beyond the limit gets blocks of one row whatever its size.
-          const int64_t e = k == slow ? 1 : std::max<int64_t>(h.shape[k], 1);
-          row = e > block_limit / row ? block_limit + 1 : row * e;
-        }
-        axes[slow] = ta::AxisChunks(std::max<int64_t>(block_limit / row, 1));
-      }
-      return ta::from_npy(src, ta::ChunkSpec(std::move(axes)));
-    }
-    return ta::from_zarr(src);
-  } catch (const StorageError& e) {
-    throw InputError(src, e.what());
-  } catch (const std::bad_alloc&) {
-    throw InputError(src, "cannot open: it needs more memory than this machine gives (std::bad_alloc)");
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    // The standard library's messages (basic_filebuf::underflow, vector max_size) name no file.
-    throw InputError(src, std::string("cannot open: ") + e.what());
-  }
-}
-
-// UsageError naming --max-mem unless each worker can hold its blocks of `target`.
-void check_max_mem(const ta::Chunks& target, const ta::DType& dtype, int64_t max_mem, int64_t block_limit,
-                   long workers) {
+// UsageError naming --max-mem unless each worker can hold its blocks of `target`,
+// in shards of `inner` chunks when sharded: a shard's index (16 bytes per inner
+// chunk) is held three times while the shard is encoded (filled, encoded, written).
+void check_max_mem(const ta::Chunks& target, const ta::Shape& inner, const ta::DType& dtype, int64_t max_mem,
+                   int64_t block_limit, long workers) {
+  const auto times = [](int64_t a, int64_t b) { return b > 0 && a > INT64_MAX / b ? INT64_MAX : a * b; };
   int64_t block = static_cast<int64_t>(dtype.itemsize());
-  for (int64_t e : target.max_block_shape()) {
-    if (e > 0 && block > INT64_MAX / e) block = INT64_MAX;
-    else block *= e;
+  int64_t index = inner.empty() ? 0 : 48;
+  const ta::Shape shape = target.max_block_shape();
+  for (size_t a = 0; a < shape.size(); ++a) {
+    block = times(block, shape[a]);
+    if (!inner.empty()) index = times(index, (shape[a] + inner[a] - 1) / inner[a]);
+  }
+  if (index > 0 && block <= block_limit && index > block_limit - block) {
+    throw UsageError("--max-mem: " + std::to_string(max_mem) + " bytes cannot hold a shard of " +
+                     ta::shape_str(shape) + " with its index of " + std::to_string(index / 48) +
+                     " inner chunks of --chunks " + ta::shape_str(inner) + " (" + std::to_string(index) +
+                     " bytes while written, 48 per inner chunk) within the " + std::to_string(block_limit) +
+                     " bytes a worker may hold; choose larger --chunks, a smaller --shard or a larger --max-mem");
   }
   if (block <= block_limit) return;
   const int64_t per_block = 2 * workers + 2;
@@ -184,13 +172,16 @@ int dry_run(Args& args, const std::optional<std::string>& chunks, const std::str
   if (!chunks) throw UsageError("--chunks is required");
   const int64_t max_mem = parse_max_mem(max_mem_text);
   const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
+  const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
   ta::Chunks from;
+  ta::Chunks stored;  // what `keep` keeps
   ta::DType dtype;
   if (src) {
     if (dtype_text || src_chunks) throw UsageError("--dtype and --src-chunks describe an array with --shape, not SRC");
-    const ta::Array x = open_source(*src, block_limit);
-    from = x.chunks();
-    dtype = x.dtype();
+    const Source x = open_source(*src, limits);
+    from = x.array.chunks();
+    stored = x.stored;
+    dtype = x.array.dtype();
   } else {
     if (!src_chunks) throw UsageError("--dry-run with --shape needs --src-chunks");
     const ta::Shape shape = positive_list(*shape_text, "--shape", "expected positive axis lengths");
@@ -208,15 +199,17 @@ int dry_run(Args& args, const std::optional<std::string>& chunks, const std::str
     } catch (const ChunkError& e) {
       throw UsageError(std::string("--src-chunks: ") + e.what());
     }
+    stored = from;
   }
   const std::vector<ta::RechunkAxis> axes = parse_chunks(*chunks);
   check_chunks_fit(axes, from.ndim());
   ta::Chunks target;
   try {
-    target = ta::RechunkSpec(axes).resolve(from, dtype, block_limit);
+    target = ta::RechunkSpec(axes).resolve(stored, dtype, block_limit);
   } catch (const ChunkError& e) {
     throw UsageError(std::string("--chunks: ") + e.what());
   }
+  check_graph(from, target, limits);
   // The plan rechunk_store makes for --max-mem (exchange_budget).
   const ta::ExchangeOptions options{.ranks = static_cast<int>(ranks), .max_mem = ta::exchange_budget(max_mem),
                                     .workers = static_cast<int>(workers)};
@@ -254,6 +247,7 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
   std::optional<ta::Array> x;
   ta::Chunks target;
   const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
+  const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
   std::exception_ptr failure;
   try {
     if (comm->rank() == 0) {
@@ -265,14 +259,16 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
     if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
       throw InputError(dst, "exists; pass --overwrite to replace it");
     }
-    x = open_source(src, block_limit);
+    const Source source = open_source(src, limits);
+    x = source.array;
     check_chunks_fit(axes, x->ndim());
     try {
-      target = ta::RechunkSpec(axes).resolve(x->chunks(), x->dtype(), block_limit);
+      target = ta::RechunkSpec(axes).resolve(source.stored, x->dtype(), block_limit);
     } catch (const ChunkError& e) {
       throw UsageError(std::string("--chunks: ") + e.what());
     }
-    check_max_mem(target, x->dtype(), max_mem, block_limit, workers);
+    check_max_mem(target, format.inner_chunks, x->dtype(), max_mem, block_limit, workers);
+    check_graph(x->chunks(), target, limits);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -351,16 +347,19 @@ int run(std::vector<std::string> argv) {
   }
 
   const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
-  const ta::Array x = open_source(src, block_limit);
+  const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
+  const Source source = open_source(src, limits);
+  const ta::Array& x = source.array;
   check_chunks_fit(axes, x.ndim(), target_option);
   const ta::RechunkSpec spec(axes);
   ta::Chunks target;
   try {
-    target = spec.resolve(x.chunks(), x.dtype(), block_limit);
+    target = spec.resolve(source.stored, x.dtype(), block_limit);
   } catch (const ChunkError& e) {
     throw UsageError(target_option + ": " + e.what());
   }
-  check_max_mem(target, x.dtype(), max_mem, block_limit, workers);
+  check_max_mem(target, format.inner_chunks, x.dtype(), max_mem, block_limit, workers);
+  check_graph(x.chunks(), target, limits);
   const fs::path dst_dir = fs::absolute(dst).parent_path();
   const ta::RechunkOptions options{.method = method,
                                    .block_size_limit = block_limit,

@@ -11,6 +11,8 @@
 #     same bytes: time and peak RSS of each;
 #  3. under --max-mem 64MiB: peak RSS of each method on a 1 GiB .npy from rows
 #     to columns (max_mem.sh), against the bound --max-mem + 100 MiB.
+#  4. a 1024 x 1024 uint8 store of 1 x 1 chunks (2^20 files) rechunked under
+#     --max-mem 64MiB, against the same bytes in one chunk and `cat` (tiny_chunks.sh).
 #
 # Usage: bench/rechunk/run.sh [BUILD_DIR=build] [GIB=1] [DISK_GIB=4] [REPEATS=3]   (GIB=0: on disk only)
 # The data goes to $TMPDIR (default /tmp) and is removed at the end, also on error.
@@ -79,3 +81,7 @@ PY
 echo
 echo "== peak RSS under --max-mem 64MiB, each method (1 GiB rows -> columns) =="
 "$here/max_mem.sh" "$build" 1 64MiB
+
+echo
+echo "== a store of 2^20 one-byte chunks under --max-mem 64MiB (tiny_chunks.sh) =="
+"$here/tiny_chunks.sh" "$build" 1024 1

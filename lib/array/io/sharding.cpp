@@ -24,12 +24,46 @@ using codec::MutableBytes;
 
 constexpr uint64_t kMissing = std::numeric_limits<uint64_t>::max();
 
-struct Entry {
-  std::vector<int64_t> index;  // the inner chunk's position in the shard's grid
-  uint64_t offset = kMissing;
-  uint64_t nbytes = kMissing;
+// An inner chunk that was never written: both fields all ones.
+bool missing(const uint64_t* fields, size_t i) { return fields[2 * i] == kMissing && fields[2 * i + 1] == kMissing; }
+
+// Bytes appended to one buffer that doubles when full: the encoded shard,
+// built without a buffer per inner chunk.
+class Appender {
+ public:
+  explicit Appender(size_t capacity) : buffer_(Buffer::allocate(std::max<size_t>(capacity, 1))) {}
+  void append(Bytes bytes) {
+    reserve(size_ + bytes.size());
+    std::copy_n(bytes.data(), bytes.size(), buffer_.data() + size_);
+    size_ += bytes.size();
+  }
+  //! The `n` bytes at `offset` (below size()), to fill in place.
+  std::byte* at(size_t offset) { return buffer_.data() + offset; }
+  void resize(size_t n) {
+    reserve(n);
+    size_ = n;
+  }
+  size_t size() const { return size_; }
+  EncodedChunk done() { return {buffer_, size_}; }
+
+ private:
+  void reserve(size_t n) {
+    if (n <= buffer_.size()) return;
+    Buffer bigger = Buffer::allocate(std::max(n, 2 * buffer_.size()));
+    std::copy_n(buffer_.data(), size_, bigger.data());
+    buffer_ = std::move(bigger);
+  }
+  Buffer buffer_;
+  size_t size_ = 0;
 };
 
+// Every inner chunk costs its 16 bytes of index and nothing more while a shard
+// is read or written: the index array itself is the bookkeeping (an inner
+// chunk's position is its C-order number, unravelled when needed), inner
+// chunks are encoded one at a time into one growing buffer, and they are read
+// in index order unless the shard stores them out of order, when one number
+// per present inner chunk orders them. A shard of 2^22 one-byte inner chunks
+// thus costs its 64 MiB index, not gigabytes of per-chunk records.
 class Sharding final : public ChunkCodec {
  public:
   explicit Sharding(ShardingSpec spec) : s_(std::move(spec)) {
@@ -57,54 +91,78 @@ class Sharding final : public ChunkCodec {
   }
 
   void decode_from(const ChunkSource& source, const NDArray& out) const override {
-    std::vector<Entry> entries = read_index(source);
-    std::vector<const Entry*> present;
-    for (const Entry& e : entries) {
-      if (e.offset == kMissing && e.nbytes == kMissing) {
-        region(out, e.index).fill(s_.fill_value.value_or(Scalar(0)));
+    const NDArray index = read_index(source);
+    const uint64_t* f = index.data<uint64_t>();
+    bool in_order = true;
+    uint64_t last = 0;
+    for (size_t i = 0; i < count_; ++i) {
+      if (missing(f, i)) {
+        region(out, inner_index(i)).fill(s_.fill_value.value_or(Scalar(0)));
       } else {
-        present.push_back(&e);
+        in_order = in_order && f[2 * i] >= last;
+        last = f[2 * i];
       }
     }
-    std::sort(present.begin(), present.end(), [](const Entry* a, const Entry* b) { return a->offset < b->offset; });
-    for (size_t i = 0; i < present.size();) {
-      size_t j = i + 1;
-      uint64_t end = present[i]->offset + present[i]->nbytes;
-      while (j < present.size() && present[j]->offset == end) end += present[j++]->nbytes;
-      const uint64_t start = present[i]->offset;
+    // The present inner chunks by offset: their C order when the shard stores them so.
+    std::vector<size_t> order;
+    if (!in_order) {
+      for (size_t i = 0; i < count_; ++i) {
+        if (!missing(f, i)) order.push_back(i);
+      }
+      std::sort(order.begin(), order.end(), [f](size_t a, size_t b) { return f[2 * a] < f[2 * b]; });
+    }
+    const size_t n = in_order ? count_ : order.size();
+    const auto id = [&](size_t k) { return in_order ? k : order[k]; };
+    for (size_t k = 0; k < n;) {
+      if (missing(f, id(k))) {
+        ++k;
+        continue;
+      }
+      // A run: the inner chunks that follow each other in the file, read with one call.
+      const uint64_t start = f[2 * id(k)];
+      uint64_t end = start + f[2 * id(k) + 1];
+      size_t j = k + 1;
+      for (; j < n; ++j) {
+        if (missing(f, id(j))) continue;
+        if (f[2 * id(j)] != end) break;
+        end += f[2 * id(j) + 1];
+      }
       Buffer run = Buffer::allocate(std::max<size_t>(end - start, 1));
       source.read(start, MutableBytes(run.data(), end - start));
-      for (; i < j; ++i) {
-        const Entry& e = *present[i];
+      for (; k < j; ++k) {
+        const size_t i = id(k);
+        if (missing(f, i)) continue;
+        const std::vector<int64_t> idx = inner_index(i);
         try {
-          s_.inner->decode(Bytes(run.data() + (e.offset - start), e.nbytes), region(out, e.index));
+          s_.inner->decode(Bytes(run.data() + (f[2 * i] - start), f[2 * i + 1]), region(out, idx));
         } catch (const CodecError& err) {
-          throw CodecError(absl::StrCat("inner chunk (", absl::StrJoin(e.index, ", "), "): ", err.what()));
+          throw CodecError(absl::StrCat("inner chunk (", absl::StrJoin(idx, ", "), "): ", err.what()));
         }
       }
     }
   }
 
   EncodedChunk encode(const NDArray& chunk) const override {
-    std::vector<EncodedChunk> parts;
-    parts.reserve(count_);
-    for_each_inner([&](const std::vector<int64_t>& idx) { parts.push_back(s_.inner->encode(region(chunk, idx))); });
     NDArray index = NDArray::empty(DType::uint64(), index_shape_);
     auto* fields = index.data<uint64_t>();
-    uint64_t offset = s_.index_at_end ? 0 : s_.index_nbytes;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      fields[2 * i] = offset;
-      fields[2 * i + 1] = parts[i].size;
-      offset += parts[i].size;
-    }
+    const size_t first = s_.index_at_end ? 0 : s_.index_nbytes;
+    Appender out(first + chunk.nbytes() + s_.index_nbytes);  // exact for raw inner chunks
+    out.resize(first);  // the index's place at the start, filled in last
+    size_t i = 0;
+    for_each_inner([&](const std::vector<int64_t>& idx) {
+      const EncodedChunk part = s_.inner->encode(region(chunk, idx));
+      fields[2 * i] = out.size();
+      fields[2 * i + 1] = part.size;
+      out.append(part.bytes());
+      ++i;
+    });
     const EncodedChunk encoded_index = s_.index->encode(index);
-    const size_t total = offset + (s_.index_at_end ? s_.index_nbytes : 0);
-    Buffer out = Buffer::allocate(std::max<size_t>(total, 1));
-    std::byte* p = out.data();
-    if (!s_.index_at_end) p = std::copy_n(encoded_index.buffer.data(), encoded_index.size, p);
-    for (const EncodedChunk& part : parts) p = std::copy_n(part.buffer.data(), part.size, p);
-    if (s_.index_at_end) std::copy_n(encoded_index.buffer.data(), encoded_index.size, p);
-    return {out, total};
+    if (s_.index_at_end) {
+      out.append(encoded_index.bytes());
+    } else {
+      std::copy_n(encoded_index.buffer.data(), encoded_index.size, out.at(0));
+    }
+    return out.done();
   }
 
   bool raw() const override { return false; }
@@ -120,39 +178,45 @@ class Sharding final : public ChunkCodec {
   }
 
  private:
-  std::vector<Entry> read_index(const ChunkSource& source) const {
+  // The shard's index, decoded and checked: every present inner chunk lies in the bytes outside the index.
+  NDArray read_index(const ChunkSource& source) const {
     const size_t size = source.size();
     if (size < s_.index_nbytes) {
       throw CodecError(absl::StrCat("truncated shard: ", size, " bytes, shorter than its index of ", s_.index_nbytes,
                                     " bytes"));
     }
-    Buffer raw = Buffer::allocate(std::max<size_t>(s_.index_nbytes, 1));
-    source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(raw.data(), s_.index_nbytes));
     NDArray index = NDArray::empty(DType::uint64(), index_shape_);
-    try {
-      s_.index->decode(Bytes(raw.data(), s_.index_nbytes), index);
-    } catch (const CodecError& e) {
-      throw CodecError(absl::StrCat("shard index: ", e.what()));
+    {
+      Buffer raw = Buffer::allocate(std::max<size_t>(s_.index_nbytes, 1));
+      source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(raw.data(), s_.index_nbytes));
+      try {
+        s_.index->decode(Bytes(raw.data(), s_.index_nbytes), index);
+      } catch (const CodecError& e) {
+        throw CodecError(absl::StrCat("shard index: ", e.what()));
+      }
     }
-    const auto* fields = index.data<uint64_t>();
-    // Inner chunks live in the bytes outside the index.
+    const auto* f = index.data<uint64_t>();
     const uint64_t lo = s_.index_at_end ? 0 : s_.index_nbytes;
     const uint64_t hi = s_.index_at_end ? size - s_.index_nbytes : size;
-    std::vector<Entry> entries;
-    entries.reserve(count_);
-    size_t i = 0;
-    for_each_inner([&](const std::vector<int64_t>& idx) {
-      Entry e{idx, fields[2 * i], fields[2 * i + 1]};
-      ++i;
-      const bool missing = e.offset == kMissing && e.nbytes == kMissing;
-      if (!missing && (e.offset < lo || e.nbytes > hi || e.offset > hi - e.nbytes)) {
-        throw CodecError(absl::StrCat("shard index: inner chunk (", absl::StrJoin(idx, ", "), ") at offset ", e.offset,
-                                      " with ", e.nbytes, " bytes lies outside the shard's data (bytes ", lo, " to ",
-                                      hi, ")"));
+    for (size_t i = 0; i < count_; ++i) {
+      const uint64_t offset = f[2 * i], nbytes = f[2 * i + 1];
+      if (!missing(f, i) && (offset < lo || nbytes > hi || offset > hi - nbytes)) {
+        throw CodecError(absl::StrCat("shard index: inner chunk (", absl::StrJoin(inner_index(i), ", "),
+                                      ") at offset ", offset, " with ", nbytes,
+                                      " bytes lies outside the shard's data (bytes ", lo, " to ", hi, ")"));
       }
-      entries.push_back(std::move(e));
-    });
-    return entries;
+    }
+    return index;
+  }
+
+  // Inner chunk number `i` (C order) as its position in the shard's grid.
+  std::vector<int64_t> inner_index(size_t i) const {
+    std::vector<int64_t> idx(grid_.size());
+    for (size_t a = grid_.size(); a-- > 0;) {
+      idx[a] = static_cast<int64_t>(i % static_cast<size_t>(grid_[a]));
+      i /= static_cast<size_t>(grid_[a]);
+    }
+    return idx;
   }
 
   NDArray region(const NDArray& shard, const std::vector<int64_t>& idx) const {

@@ -147,6 +147,61 @@ Array from_zarr(const std::string& path) {
   return Array(name, std::move(c), store->dtype(), std::move(layer), std::move(fill));
 }
 
+namespace {
+
+// Writes the box `region` of `store` into `out` (the box's shape), chunk by
+// chunk: a chunk inside the box decodes straight into its place (read_into),
+// one the box cuts is read whole and its part copied.
+void read_box(const zarr::Store& store, const std::vector<Slice>& region, const NDArray& out) {
+  const Shape& cs = store.chunk_shape();
+  const size_t n = cs.size();
+  std::vector<int64_t> first(n), count(n);
+  for (size_t a = 0; a < n; ++a) {
+    first[a] = *region[a].start / cs[a];
+    count[a] = *region[a].stop <= *region[a].start ? 0 : (*region[a].stop - 1) / cs[a] - first[a] + 1;
+  }
+  const Chunks& grid = store.chunks();
+  std::vector<int64_t> chunk(n);
+  std::vector<Slice> in_chunk(n), in_out(n);
+  for_each_index(count, [&](absl::Span<const int64_t> k) {
+    bool whole = true;
+    for (size_t a = 0; a < n; ++a) {
+      chunk[a] = first[a] + k[a];
+      const int64_t lo = chunk[a] * cs[a], hi = lo + grid[a][static_cast<size_t>(chunk[a])];
+      const int64_t from = std::max(lo, *region[a].start), to = std::min(hi, *region[a].stop);
+      whole = whole && from == lo && to == hi;
+      in_chunk[a] = Slice(from - lo, to - lo);
+      in_out[a] = Slice(from - *region[a].start, to - *region[a].start);
+    }
+    const NDArray place = out.slice(in_out);
+    if (whole) {
+      store.read_into(chunk, place);
+    } else {
+      place.assign(store.read_chunk(chunk).slice(in_chunk));
+    }
+  });
+}
+
+}  // namespace
+
+Array from_zarr(const std::string& path, const ChunkSpec& chunks) {
+  auto store = std::make_shared<const zarr::Store>(zarr::open(path));
+  Chunks c = normalize_chunks(chunks, store->shape(), store->dtype());
+  const std::string name = absl::StrCat("from-zarr-", unique_token());
+  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+    auto f = [store, region = block_region(c, idx), shape = c.block_shape({idx.begin(), idx.end()})] {
+      NDArray out = NDArray::empty(store->dtype(), shape);
+      read_box(*store, region, out);
+      return out;
+    };
+    return Task(fn("from_zarr", std::move(f)));
+  });
+  auto fill = [store, c](absl::Span<const int64_t> idx, const NDArray& out) {
+    read_box(*store, block_region(c, idx), out);
+  };
+  return Array(name, std::move(c), store->dtype(), std::move(layer), std::move(fill));
+}
+
 Array from_blocks(BlockMaker make, DType dtype, const Shape& shape, const ChunkSpec& chunks) {
   Chunks c = normalize_chunks(chunks, shape, dtype);
   const std::string name = absl::StrCat("from-function-", unique_token());

@@ -3,6 +3,7 @@
 // Everything here works one axis at a time; the n-D views (the pieces of one
 // output block, the partials) are products of per-axis results built on demand.
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "tessera/array/core/grid.hpp"
@@ -187,6 +188,22 @@ int64_t count_intersections(const std::vector<AxisMap>& maps) {
     n *= pieces;
   }
   return n;
+}
+
+int64_t rechunk_graph_nbytes(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks) {
+  const std::vector<AxisMap> maps = old_to_new(old_chunks, new_chunks);
+  // In double: a hostile grid's counts overflow int64 when multiplied.
+  double old_blocks = 1, new_blocks = 1, pieces = 1;
+  for (size_t a = 0; a < maps.size(); ++a) {
+    old_blocks *= static_cast<double>(old_chunks[a].size());
+    new_blocks *= static_cast<double>(new_chunks[a].size());
+    double axis_pieces = 0;
+    for (const auto& block : maps[a]) axis_pieces += static_cast<double>(block.size());
+    pieces *= axis_pieces;
+  }
+  const double bytes = (old_blocks + 2 * new_blocks) * static_cast<double>(kGraphBytesPerTask) +
+                       pieces * static_cast<double>(kGraphBytesPerPiece);
+  return bytes >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(bytes);
 }
 
 int64_t estimate_graph_size(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks) {

@@ -152,6 +152,13 @@ TEST_CASE("zarr: compute() decodes each chunk into its place, the same values as
     const Array x = from_zarr(path);
     CHECK(array_equal(x.compute({.num_workers = 2}), expected));             // filled in place
     CHECK(array_equal((x * 1.0f).compute({.num_workers = 2}), expected));    // blocks made by tasks
+    // Blocks of several chunks each, whole (16, 21, 10) or cutting chunks (13, 21, 7).
+    for (const ChunkSpec& blocks : {ChunkSpec({16, -1, 10}), ChunkSpec({13, 21, 7})}) {
+      const Array y = from_zarr(path, blocks);
+      CHECK(y.chunks() == normalize_chunks(blocks, all.shape(), DType::float32()));
+      CHECK(array_equal(y.compute({.num_workers = 2}), expected));
+      CHECK(array_equal((y * 1.0f).compute({.num_workers = 2}), expected));
+    }
   }
 }
 

@@ -85,7 +85,7 @@ def crc32c(data):
             c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
     return c ^ 0xFFFFFFFF
 def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='little', compress=False,
-                  inner_crc=False, fill=0, fill_json=None):
+                  inner_crc=False, fill=0, fill_json=None, reverse=False):
     os.makedirs(path, exist_ok=True)
     bytes_codec = {'name': 'bytes', 'configuration': {'endian': endian}}
     inner_codecs = [bytes_codec] + ([{'name': 'gzip', 'configuration': {'level': 1}}] if compress else []) + \
@@ -105,6 +105,7 @@ def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='l
         n = int(np.prod(per))
         index = np.full((n, 2), 2**64 - 1, dtype='<u8')
         body = b''
+        parts = []
         for k, ii in enumerate(np.ndindex(*per)):
             if (si, ii) in missing:
                 continue
@@ -117,6 +118,8 @@ def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='l
                 raw = gzip.compress(raw, 1)
             if inner_crc:
                 raw += struct.pack('<I', crc32c(raw))
+            parts.append((k, raw))
+        for k, raw in (reversed(parts) if reverse else parts):  # reversed: offsets descend
             index[k] = (len(body), len(raw))
             body += raw
         ib = index.tobytes()
@@ -170,6 +173,7 @@ write_sharded(f'{d}/end', a, (4, 4), (2, 2))
 write_sharded(f'{d}/start', a, (4, 4), (2, 2), index_at='start', compress=True)
 write_sharded(f'{d}/holes', a, (4, 4), (2, 2), missing={((0, 1), (1, 0)), ((1, 0), (0, 0))}, fill=-3)
 write_sharded(f'{d}/big', pattern('<f8', (7, 8)), (4, 8), (2, 4), endian='big', inner_crc=True)
+write_sharded(f'{d}/reversed', a, (4, 4), (2, 2), missing={((0, 1), (1, 0)), ((1, 0), (0, 0))}, fill=-3, reverse=True)
 )");
   const NDArray a = pattern_array(DType::int32(), {7, 8});
   CHECK(array_equal(from_zarr(dir / "end").compute({.num_workers = 2}), a));
@@ -178,6 +182,7 @@ write_sharded(f'{d}/big', pattern('<f8', (7, 8)), (4, 8), (2, 4), endian='big', 
   holes.slice({Slice{2, 4}, Slice{4, 6}}).fill(-3);
   holes.slice({Slice{4, 6}, Slice{0, 2}}).fill(-3);
   CHECK(array_equal(from_zarr(dir / "holes").compute({.num_workers = 2}), holes));
+  CHECK(array_equal(from_zarr(dir / "reversed").compute({.num_workers = 2}), holes));  // inner chunks stored last first
   CHECK(array_equal(from_zarr(dir / "big").compute({.num_workers = 2}), pattern_array(DType::float64(), {7, 8})));
   CHECK(zarr::open(dir / "end").metadata().dimension_names == std::vector<std::string>{"y", ""});
 }

@@ -51,6 +51,15 @@ Array from_npy(const std::string& path);
 //! each block's task maps its chunk file when it runs (a missing chunk file
 //! gives a block of `fill_value`).
 Array from_zarr(const std::string& path);
+//! The same array cut into blocks `chunks` (see normalize_chunks), as dask's
+//! `from_zarr(url, chunks=...)`: each block's task reads every zarr chunk it
+//! overlaps, a chunk it holds wholly decoded straight into its place. Blocks
+//! of many small chunks make a graph of a few tasks where one task per chunk
+//! would hold ~1 KiB each: the way to read a store of millions of tiny chunks.
+//! @code
+//!   auto x = tessera::array::from_zarr("tiny.zarr", {128, -1});   // 1x1 chunks, 128-row blocks
+//! @endcode
+Array from_zarr(const std::string& path, const ChunkSpec& chunks);
 
 //! An array of zeros.
 Array zeros(const Shape& shape, const ChunkSpec& chunks = "auto", DType dtype = DType::float64());

@@ -125,6 +125,32 @@ int64_t count_intersections(const std::vector<AxisMap>& maps);
 //! blocks of the crossed chunking (old + new - 1, or old when unchanged).
 int64_t estimate_graph_size(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks);
 
+//! Bytes of memory a task costs while a graph is built and run: the task and
+//! its key, the scheduler's records of it, and its result's header while held
+//! (measured: one task per chunk of a store of 2^20 one-byte chunks held
+//! about 900 bytes each when rechunked by `tessera rechunk`).
+inline constexpr int64_t kGraphBytesPerTask = 1024;
+//! Bytes of memory each piece of a rechunk (an edge from an old block to a new
+//! one) costs: the reference, the dependency records, the piece's plan.
+inline constexpr int64_t kGraphBytesPerPiece = 256;
+
+//! About how many bytes the graph of reading `old_chunks`, rechunking them to
+//! `new_chunks` and storing those holds (old + 2 x new tasks, and every piece
+//! between them), saturating at INT64_MAX: what a caller with a memory limit
+//! checks before building anything, since the graph's own memory is not the
+//! blocks' and a store of 2^31 tiny chunks would need terabytes of it.
+//! Throws ChunkError for inconsistent chunkings.
+//! @code
+//!   int64_t bytes = tessera::array::rechunk_graph_nbytes(x.chunks().sizes(), {{1024}, {1024}});
+//! @endcode
+int64_t rechunk_graph_nbytes(const ChunkSizes& old_chunks, const ChunkSizes& new_chunks);
+
+//! The part of a memory limit a rechunk's graph may take (rechunk_graph_nbytes):
+//! an eighth, and at least 16 MiB, which any graph of a few thousand tasks fits.
+inline int64_t rechunk_graph_budget(int64_t memory_limit) {
+  return memory_limit / 8 > (int64_t{16} << 20) ? memory_limit / 8 : int64_t{16} << 20;
+}
+
 //! The default graph-growth factor of rechunk planning and of the choice between
 //! the `tasks` and `shuffle` methods (dask's `array.rechunk.threshold`).
 inline constexpr double kDefaultRechunkThreshold = 4.0;

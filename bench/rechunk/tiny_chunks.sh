@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# A store of tiny chunks, rechunked under --max-mem 64MiB (issue 25, item 1):
+# a SIDE x SIDE uint8 zarr v2 store in 1 x 1 chunks (SIDE=1024: 2^20 chunk files
+# of one byte) rechunked into (256, 256) chunks by `tessera rechunk --max-mem
+# 64MiB --workers 2`, beside
+#   - large: the same bytes in one (SIDE, SIDE) chunk rechunked the same way
+#     (the speed of reading the same bytes in large chunks);
+#   - cat: `cat` of every chunk file, one process (the file system's floor:
+#     each chunk is a file to open, read and close whoever reads it).
+# Prints each one's time and peak RSS, and the ratios of tessera's speed to the
+# other two; the target is a peak RSS within 64 MiB + 100 MiB.
+#
+# Usage: bench/rechunk/tiny_chunks.sh [BUILD_DIR=build] [SIDE=1024] [REPEATS=3]
+# Writing 2^20 files takes a minute or two. The data goes to $TMPDIR (default
+# /tmp) and is removed at the end, also on error.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${1:-build}
+side=${2:-1024}
+repeats=${3:-3}
+python=${TESSERA_PYTHON:-/usr/bin/python3}
+[[ "$build" = /* ]] || build="$root/$build"
+ninja -C "$build" tools/tessera >/dev/null
+data=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-tiny-XXXXXX")
+trap 'rm -rf "$data"' EXIT
+echo "writing a ${side} x ${side} uint8 zarr in 1 x 1 chunks to $data ..." >&2
+"$python" - "$data" "$side" <<'PY'
+import json, os, sys
+import numpy as np
+data, n = sys.argv[1], int(sys.argv[2])
+a = (np.arange(n * n, dtype=np.uint64) * 2654435761 % 251).astype(np.uint8).reshape(n, n)
+for name, c in (("tiny.zarr", 1), ("large.zarr", n)):
+    os.makedirs(f"{data}/{name}")
+    with open(f"{data}/{name}/.zarray", "w") as f:
+        json.dump({"zarr_format": 2, "shape": [n, n], "chunks": [c, c], "dtype": "|u1", "compressor": None,
+                   "filters": None, "fill_value": 0, "order": "C"}, f)
+    for i in range(n // c):
+        for j in range(n // c):
+            fd = os.open(f"{data}/{name}/{i}.{j}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, a[i * c:(i + 1) * c, j * c:(j + 1) * c].tobytes())
+            os.close(fd)
+np.save(f"{data}/expected.npy", a)
+PY
+# The best of REPEATS runs of each: seconds and peak RSS (KiB), from GNU time.
+best() {
+  local name=$1 out=$data/$1.out
+  shift
+  local sec="" kib=""
+  for _ in $(seq "$repeats"); do
+    rm -rf "$data/out.zarr"
+    /usr/bin/time -f '%e %M' -o "$data/time.txt" "$@" >/dev/null 2>"$data/err.txt" || { cat "$data/err.txt" >&2; exit 1; }
+    read -r s k <"$data/time.txt"
+    if [ -z "$sec" ] || awk "BEGIN { exit !($s < $sec) }"; then sec=$s; kib=$k; fi
+  done
+  echo "$name $sec $kib" | tee -a "$data/results.txt" >&2
+}
+find "$data/tiny.zarr" -type f -exec cat {} + >/dev/null  # every contestant starts from the page cache
+best cat sh -c "find '$data/tiny.zarr' -name '*.*' -type f -exec cat {} + >/dev/null"
+for store in large tiny; do
+  best "$store" "$build/tools/tessera" rechunk "$data/$store.zarr" "$data/out.zarr" --chunks 256,256 \
+    --max-mem 64MiB --workers 2 --no-progress
+  "$python" -c "import sys, numpy as np, zarr; sys.exit(0 if np.array_equal(np.load(sys.argv[1]), zarr.open(sys.argv[2], mode='r')[...]) else 1)" \
+    "$data/expected.npy" "$data/out.zarr" || { echo "$store: WRONG VALUES" >&2; exit 1; }
+done
+"$python" - "$data/results.txt" "$side" <<'PY'
+import sys
+rows = {name: (float(s), int(k)) for name, s, k in (line.split() for line in open(sys.argv[1]))}
+n = int(sys.argv[2])
+print(f"\nrechunk a {n} x {n} uint8 zarr ({n * n} chunks of 1 x 1) to (256, 256) under --max-mem 64MiB, 2 workers")
+print("| who | seconds | peak RSS MiB |")
+print("| --- | --- | --- |")
+labels = {"tiny": "tessera rechunk, 1 x 1 chunks", "large": f"tessera rechunk, one ({n}, {n}) chunk",
+          "cat": "cat of every 1 x 1 chunk file (1 process)"}
+for name in ("tiny", "large", "cat"):
+    s, k = rows[name]
+    print(f"| {labels[name]} | {s:.2f} | {k / 1024:.0f} |")
+tiny = rows["tiny"][0]
+print(f"speed of the 1 x 1 rechunk: {rows['large'][0] / tiny:.3f} of the large-chunk one (target 0.5), "
+      f"{rows['cat'][0] / tiny:.2f} x cat's")
+print(f"peak RSS {rows['tiny'][1] / 1024:.0f} MiB, target <= {64 + 100} MiB: "
+      f"{'ok' if rows['tiny'][1] <= (64 + 100) * 1024 else 'OVER'}")
+PY
