@@ -3,9 +3,8 @@
 // The scheduler's memory_limit counts the bytes of the results it holds, but a
 // freed block does not always leave the process: glibc's malloc raises its mmap
 // threshold after each large free and then keeps such blocks in its heap, and
-// oneTBB's scalable allocator caches freed large blocks for reuse. On a rechunk
-// under a 16 MiB budget that was 20 MiB of results held, yet 45 to 107 MiB of
-// anonymous memory resident, run to run. A command that promises a peak memory
+// oneTBB's scalable allocator caches freed large blocks for reuse, so the memory
+// resident can be several times the results held. A command that promises a peak memory
 // (tessera rechunk --max-mem, tessera graph run --memory-limit) calls this first:
 // large blocks then come from and go back to the kernel, and oneTBB releases its
 // caches whenever its heap passes the budget. Process-wide, hence in the tool and
@@ -20,9 +19,9 @@ namespace tessera::tool {
 void bound_allocators(int64_t budget);
 
 //! The opposite need: a command that builds a large graph and then runs it
-//! without a budget (`tessera graph run` on a 200,000-task file allocates
-//! about 120 MiB in small blocks) spends as much CPU on the kernel's page faults
-//! as on its own work when the heap is mapped 4 KiB at a time. This reserves
+//! without a budget (`tessera graph run` on a large file allocates its graph in
+//! many small blocks) spends much of its CPU on the kernel's page faults when
+//! the heap is mapped 4 KiB at a time. This reserves
 //! `expected` bytes of glibc's heap up front as transparent huge pages
 //! (madvise, which the kernel honours in its default `madvise` mode) and keeps
 //! large blocks in that heap, so it is mapped 2 MiB at a time; the reservation

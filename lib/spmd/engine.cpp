@@ -10,19 +10,16 @@
 //  - An engine's inbox is a lock-free stack that the engine takes whole; its
 //    sleep is a futex word that a poster swaps back only when the engine really
 //    sleeps, so a post to an engine that is awake costs no syscall and no lock.
-//    (It replaced a mutex + condition variable + deque, several times slower.)
 //  - The cluster queues a request on every engine before it wakes any, so an
 //    engine woken first does not take the CPU from the caller still posting.
 //  - An idle engine polls its inbox with sched_yield for kIdlePoll before it
 //    sleeps (polling.hpp says why: on a VM, waking a thread on a halted vCPU
-//    costs 10x a wake on a running one). Back-to-back requests then reach
-//    engines without any wake-up, several times faster than with sleeping
-//    engines on a quiet machine. Polling with pause instead of yield starved the
+//    costs far more than a wake on a running one). Back-to-back requests then
+//    reach engines without any wake-up, faster than sleeping engines on a quiet
+//    machine. Polling with pause instead of yield starved the
 //    engines that had work when engines outnumber CPUs.
 //  - Polling stops, for every engine of the cluster, as soon as one sees another
 //    process hold its CPU (PollGate): then sleeping engines are the faster choice.
-// Tried and dropped: only 1-2 polling engines (no gain over none), waking engines
-// in a tree (no gain on 2 cores; and a busy parent may delay a child's wake).
 #include "engine.hpp"
 
 #include <absl/strings/str_cat.h>

@@ -1,8 +1,8 @@
 // Polling before sleeping, and the gate that turns it off on a busy machine.
 //
 // Why poll at all: on a VM, a thread woken on another vCPU while that vCPU is
-// halted waits for the hypervisor to resume it, about ten times as long as a
-// wake within one vCPU. Threads that poll with sched_yield keep their vCPU
+// halted waits for the hypervisor to resume it, far longer than a wake within
+// one vCPU. Threads that poll with sched_yield keep their vCPU
 // running and give it up at once to any thread of theirs that has work, so a
 // request reaches a polling engine without a wake-up at all (bench/spmd
 // prints no-op apply with polling and with sleeping engines).
@@ -13,9 +13,7 @@
 // slower than sleeping ones). A yield that takes longer than kSlowYield is
 // the sign: someone else held the CPU. The poller then closes the gate, and every
 // engine of the cluster sleeps when idle, for a back-off that doubles while the
-// machine stays busy. With the gate, beside one busy process, engines answer
-// faster than the condition-variable engines this replaced, and the busy
-// process keeps more of its speed.
+// machine stays busy, and the busy process keeps its CPU.
 #pragma once
 
 #include <algorithm>
@@ -31,8 +29,8 @@ using PollClock = std::chrono::steady_clock;
 //! A yield that takes longer than this means another process held the CPU for a
 //! time slice (milliseconds). Not less: with many more polling engines than
 //! CPUs a yield passes through all the pollers of its CPU, and a threshold of a
-//! fraction of a millisecond closed the gate on the engines alone (no-op apply
-//! to 100 engines then ran several times slower).
+//! fraction of a millisecond closes the gate on the engines alone, which slows
+//! a no-op apply to 100 engines down.
 inline constexpr std::chrono::microseconds kSlowYield{1000};
 
 enum class PollResult { ready, expired, contended };

@@ -51,7 +51,9 @@ using BlockFill = std::function<void(absl::Span<const int64_t> index, const NDAr
 
 //! One operation's tasks: the graph fragment an Array adds over its inputs.
 struct Layer {
+  //! The layer's name: the key name of its blocks.
   std::string name;
+  //! The tasks that make the blocks (and whatever they read that no other layer holds).
   Graph graph;
   //! Set by readers (from_zarr): `compute()` and `store` into memory call it to
   //! write each block straight into its place, with no block made and copied.
@@ -62,6 +64,7 @@ struct Layer {
 //! (`num_workers`, callbacks, ...).
 using ComputeOptions = tessera::GetOptions;
 
+//! A lazy chunked n-D array: a name, chunks, a dtype and the layers of tasks that make its blocks.
 class Array {
  public:
   //! An array of the blocks `(name, i, j, ...)` computed by `layer`, whose tasks
@@ -79,9 +82,13 @@ class Array {
 
   //! The name shared by the block keys.
   const std::string& name() const { return state_->name; }
+  //! Block sizes along each axis.
   const Chunks& chunks() const { return state_->chunks; }
+  //! The element type.
   DType dtype() const { return state_->dtype; }
+  //! The whole array's shape.
   Shape shape() const { return state_->chunks.shape(); }
+  //! Number of axes.
   size_t ndim() const { return state_->chunks.ndim(); }
   //! Number of elements.
   int64_t size() const;

@@ -34,6 +34,7 @@
 
 namespace tessera {
 
+//! The seam between tessera and a message layer (MPI or a test's fake): this rank, the number of ranks, and the collectives tessera needs.
 class Communicator {
  public:
   virtual ~Communicator() = default;

@@ -89,7 +89,9 @@ T typed(const Value& v);
 template <class T>
 class Delayed : public Lazy {
  public:
+  //! T, the type the value computes to.
   using value_type = T;
+  //! Types a lazy value as T.
   explicit Delayed(Lazy l) : Lazy(std::move(l)) {}
   //! Runs the graph and returns the value as T.
   T compute(const GetOptions& options = {}) const {
@@ -214,8 +216,10 @@ void collect_dep(std::vector<Lazy>& deps, const A& x) {
 template <class F>
 class DelayedFn {
  public:
+  //! Wraps `f`.
   explicit DelayedFn(F f) : f_(std::move(f)) {}
 
+  //! A lazy call of `f` with `args` (lazy arguments become dependencies); nothing runs.
   template <class... A>
   auto operator()(A&&... args) const {
     using R = detail::delayed_value_t<call_result_t<F>>;

@@ -26,23 +26,33 @@ namespace tessera::diagnostics {
 
 //! One finished task.
 struct TaskRecord {
+  //! The task's key.
   Key key;
+  //! The name of its function.
   std::string function;
+  //! The worker that ran it (0 is the caller's thread).
   int worker;
   double start;  //!< seconds since the Profiler was made
+  //! Seconds since the Profiler was made, when it finished.
   double end;
 };
 
 //! A result moved to disk or back during a run with a memory limit.
 struct SpillRecord {
+  //! The key of the result that moved.
   Key key;
+  //! Spill (to disk) or reload (back to memory).
   SpillEvent::Kind kind;
+  //! Its accounted size.
   size_t bytes;
+  //! The worker that moved it.
   int worker;
   double start;  //!< seconds since the Profiler was made
+  //! Seconds since the Profiler was made, when it was done.
   double end;
 };
 
+//! Records every task (and every spill) of the runs it is attached to, and writes them as a Chrome trace.
 class Profiler {
  public:
   Profiler();
@@ -56,6 +66,7 @@ class Profiler {
   const std::vector<TaskRecord>& results() const { return results_; }
   //! Every spill and reload so far (drawn as `spill KEY` / `reload KEY` events).
   const std::vector<SpillRecord>& spills() const { return spills_; }
+  //! Forgets the records so far.
   void clear() {
     results_.clear();
     spills_.clear();

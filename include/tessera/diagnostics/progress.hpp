@@ -27,8 +27,10 @@ namespace detail {
 class Ticker;
 }
 
+//! A text progress bar on stderr, as dask's ProgressBar: attach its callbacks() to a run.
 class ProgressBar {
  public:
+  //! How and where the bar is drawn.
   struct Options {
     //! Runs shorter than this print nothing.
     std::chrono::duration<double> minimum{0};
@@ -41,6 +43,7 @@ class ProgressBar {
   };
 
   ProgressBar();
+  //! A bar drawn as `options` says.
   explicit ProgressBar(Options options);
   ~ProgressBar();
 

@@ -51,6 +51,7 @@
 
 namespace tessera::diagnostics {
 
+//! How a Report is titled and what it samples.
 struct ReportOptions {
   //! The page's title.
   std::string title = "tessera run";
@@ -60,8 +61,10 @@ struct ReportOptions {
   std::chrono::duration<double> resource_interval = std::chrono::milliseconds(50);
 };
 
+//! Records a run through its callbacks and writes it as one self-contained HTML page (see the file comment).
 class Report {
  public:
+  //! A report made as `options` says.
   explicit Report(ReportOptions options = {});
   ~Report();
   Report(const Report&) = delete;

@@ -42,8 +42,10 @@ struct ResourceSample {
   size_t held_count;   //!< RunState::held_count
 };
 
+//! Samples the process's RSS, CPU and the run's bytes held every `dt` while a run goes, as dask's ResourceProfiler.
 class ResourceProfiler {
  public:
+  //! Samples every `dt` (from a thread of its own, during runs only).
   explicit ResourceProfiler(std::chrono::duration<double> dt = std::chrono::milliseconds(100));
   ~ResourceProfiler();
 
@@ -54,6 +56,7 @@ class ResourceProfiler {
   Callbacks callbacks();
   //! The samples so far (one at start, one every dt, one at finish).
   std::vector<ResourceSample> results() const;
+  //! Forgets the samples so far.
   void clear();
   //! The moment sample times count from (when the profiler was made).
   std::chrono::steady_clock::time_point origin() const { return origin_; }
@@ -69,6 +72,7 @@ class ResourceProfiler {
   //!   res.write_svg("memory.svg");
   //! @endcode
   void write_csv(const std::string& path) const;
+  //! As write_csv, with svg().
   void write_svg(const std::string& path) const;
 
  private:

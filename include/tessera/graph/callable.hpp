@@ -45,7 +45,9 @@ namespace tessera {
 //! A callable with a name, for messages and profiles: `fn("inc", inc)`.
 template <class F>
 struct NamedFn {
+  //! The name used in messages and profiles.
   std::string name;
+  //! The callable.
   F f;
 };
 //! Names `f` without symbol lookup: `g.task("z", fn("inc", inc), ref("x"))`.
@@ -67,6 +69,7 @@ class ArgumentTypeError : public TypeError {
   using TypeError::TypeError;
 };
 
+//! @cond
 //! The result and decayed parameter types of a function, function pointer,
 //! member function pointer or object with one non-template operator().
 template <class F>
@@ -88,6 +91,7 @@ template <class C, class R, class... P>
 struct CallSignature<R (C::*)(P...) const noexcept> : CallSignature<R (*)(P...)> {};
 template <class C, class R, class... P>
 struct CallSignature<R (C::*)(P...) noexcept> : CallSignature<R (*)(P...)> {};
+//! @endcond
 
 namespace detail {
 
@@ -211,7 +215,9 @@ const std::string* callable_name(const F& f) {
 
 //! A callable ready to be called with evaluated arguments: its name and its RawFn.
 struct Callable {
+  //! The function's name.
   const std::string* name;
+  //! Calls the function on evaluated arguments.
   RawFn fn;
 };
 //! Names `f` (a function, lambda, or `fn(name, f)`) and wraps it for `arity`

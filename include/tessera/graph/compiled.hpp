@@ -28,11 +28,16 @@ namespace tessera {
 //! ids[offsets[i] .. offsets[i + 1]). Build one row at a time with
 //! `ids.push_back(...)` then `end_row()`.
 struct Csr {
+  //! Row i starts at offsets[i]; one more entry than rows.
   std::vector<uint32_t> offsets{0};
+  //! The rows' ids, one row after another.
   std::vector<uint32_t> ids;
 
+  //! Number of rows.
   uint32_t rows() const { return static_cast<uint32_t>(offsets.size() - 1); }
+  //! Number of ids in all rows.
   size_t num_edges() const { return ids.size(); }
+  //! Row i.
   absl::Span<const uint32_t> operator[](uint32_t i) const {
     return {ids.data() + offsets[i], offsets[i + 1] - offsets[i]};
   }
@@ -43,6 +48,7 @@ struct Csr {
   Csr transpose(uint32_t columns) const;
 };
 
+//! A graph as dense ids: node i is the graph's key(i), its dependencies and dependents in CSR arrays.
 class CompiledGraph {
  public:
   //! Number of nodes (ids are 0..size()-1).
@@ -51,9 +57,11 @@ class CompiledGraph {
   absl::Span<const uint32_t> dependencies(uint32_t i) const { return deps_[i]; }
   //! Ids of the nodes that read node i, ascending.
   absl::Span<const uint32_t> dependents(uint32_t i) const { return dependents_[i]; }
+  //! Number of dependencies over all nodes.
   size_t num_edges() const { return deps_.num_edges(); }
   //! Both directions as CSR.
   const Csr& dependencies() const { return deps_; }
+  //! Dependents as CSR.
   const Csr& dependents() const { return dependents_; }
 
   //! Builds from the dependencies of each node.

@@ -52,7 +52,9 @@ class MissingKeyError : public Error {
   //! `referrer` is the task that refers to `missing`; absent when the caller asked for it.
   //! `context`, when given, prefixes the message (e.g. the file the graph came from).
   MissingKeyError(Key missing, std::optional<Key> referrer, const std::string& context = {});
+  //! The key that is not in the graph.
   const Key& missing() const { return missing_; }
+  //! The task or alias that refers to it, when known.
   const std::optional<Key>& referrer() const { return referrer_; }
 
  private:
@@ -64,11 +66,15 @@ class MissingKeyError : public Error {
 //! and the original exception.
 class TaskError : public Error {
  public:
+  //! Task `key`, running `function`, raised `original`.
   TaskError(Key key, std::string function, std::exception_ptr original);
+  //! The task that failed.
   const Key& key() const { return key_; }
+  //! The name of its function.
   const std::string& function() const { return function_; }
   //! what() of the original exception (or a description when it was not a std::exception).
   const std::string& message() const { return message_; }
+  //! The exception the task raised.
   const std::exception_ptr& original() const { return original_; }
   //! Throws the original exception.
   [[noreturn]] void rethrow_original() const { std::rethrow_exception(original_); }
@@ -93,7 +99,9 @@ class MemoryLimitError : public Error {
  public:
   //! One held result: its key and bytes.
   struct Held {
+    //! The result's key.
     Key key;
+    //! Its accounted size.
     size_t bytes;
   };
   //! `largest` is sorted, largest first (a few entries).
@@ -103,9 +111,11 @@ class MemoryLimitError : public Error {
   const Key& task() const { return task_; }
   //! Bytes it needed: its inputs plus, once known, its result.
   size_t needed() const { return needed_; }
+  //! GetOptions::memory_limit.
   size_t limit() const { return limit_; }
   //! Bytes held when the run stopped.
   size_t held() const { return held_; }
+  //! The largest results held when the run gave up, largest first.
   const std::vector<Held>& largest() const { return largest_; }
 
  private:
@@ -126,7 +136,9 @@ class StorageError : public Error {
  public:
   //! `what` describes the problem; `err` is an errno value, 0 when none applies.
   StorageError(std::string path, const std::string& what, int err = 0);
+  //! The file or folder concerned.
   const std::string& path() const { return path_; }
+  //! The errno value (0 when none).
   int error_code() const { return errno_; }
 
  private:

@@ -39,19 +39,29 @@ namespace tessera {
 //! What a key maps to.
 class Node {
  public:
+  //! Which of the three a node is.
   enum class Kind { literal, task, alias };
 
+  //! A literal value.
   Node(Value literal) : v_(std::move(literal)) {}  // NOLINT(google-explicit-constructor)
+  //! A task.
   Node(Task task) : v_(std::move(task)) {}         // NOLINT(google-explicit-constructor)
   //! An alias of `target`.
   static Node alias(Key target) { return Node(AliasOf{std::move(target)}); }
 
+  //! Which of the three this is.
   Kind kind() const { return static_cast<Kind>(v_.index()); }
+  //! True for a literal.
   bool is_literal() const { return kind() == Kind::literal; }
+  //! True for a task.
   bool is_task() const { return kind() == Kind::task; }
+  //! True for an alias.
   bool is_alias() const { return kind() == Kind::alias; }
+  //! The literal; only for a literal.
   const Value& literal() const { return std::get<Value>(v_); }
+  //! The task; only for a task.
   const Task& task() const { return std::get<Task>(v_); }
+  //! The aliased key; only for an alias.
   const Key& target() const { return std::get<AliasOf>(v_).target; }
 
  private:
@@ -62,13 +72,17 @@ class Node {
   std::variant<Value, Task, AliasOf> v_;
 };
 
+//! A task graph, as dask's: key -> literal, task or alias. Building it runs nothing.
 class Graph {
  public:
   Graph() = default;
+  //! Copies share the keys (copy on write); moves leave `other` empty.
+  //! @{
   Graph(const Graph& other);
   Graph(Graph&& other) noexcept;
   Graph& operator=(const Graph& other);
   Graph& operator=(Graph&& other) noexcept;
+  //! @}
   ~Graph() = default;
 
   //! Maps `key` to a literal value (replacing what it mapped to before).
@@ -85,8 +99,11 @@ class Graph {
   //! Maps `key` to `node`.
   void set(const Key& key, Node node);
 
+  //! Number of keys.
   size_t size() const { return keys_->size(); }
+  //! True when there are no keys.
   bool empty() const { return keys_->empty(); }
+  //! True when `key` is in the graph.
   bool contains(const Key& key) const { return index_.contains(key); }
   //! Position of `key` in insertion order, if present.
   std::optional<uint32_t> index_of(const Key& key) const;
@@ -97,11 +114,14 @@ class Graph {
 
   //! Keys and nodes in insertion order; position i is the compiled id i.
   const std::vector<Key>& keys() const { return *keys_; }
+  //! The key of id `i`.
   const Key& key(uint32_t i) const { return (*keys_)[i]; }
+  //! The node of id `i`.
   const Node& node(uint32_t i) const { return nodes_[i]; }
   //! The keys that node i reads: a task's dependencies, an alias's target.
   absl::Span<const Key> dependencies(uint32_t i) const;
 
+  //! Makes room for `n` keys.
   void reserve(size_t n);
 
  private:

@@ -48,20 +48,28 @@ struct InternedName {
 void release_name(const InternedName* n);
 }  // namespace detail
 
+//! A dask key: a name and zero or more integer indices, printed as dask prints them (`x`, `('x', 0, 1)`).
 class Key {
  public:
   //! A plain string key, printed `x`.
   Key(std::string_view name);  // NOLINT(google-explicit-constructor): keys read like strings
+  //! The key `name`.
   Key(const char* name) : Key(std::string_view(name)) {}  // NOLINT
+  //! The key `name`.
   Key(const std::string& name) : Key(std::string_view(name)) {}  // NOLINT
   //! A tuple key `(name, i, j, ...)`; an empty index gives the 1-tuple `('x',)`.
   Key(std::string_view name, absl::Span<const int64_t> index);
+  //! The tuple key `(name, index...)`.
   Key(std::string_view name, std::initializer_list<int64_t> index)
       : Key(name, absl::Span<const int64_t>(index.begin(), index.size())) {}
 
+  //! Copies share the interned name.
+  //! @{
   Key(const Key& other) : name_(other.name_), index_(other.index_), tuple_(other.tuple_) { acquire(); }
   Key(Key&& other) noexcept
       : name_(std::exchange(other.name_, nullptr)), index_(std::move(other.index_)), tuple_(other.tuple_) {}
+  //! Copies `other`.
+  //! @}
   Key& operator=(const Key& other) {
     if (this != &other) {
       other.acquire();
@@ -72,6 +80,7 @@ class Key {
     }
     return *this;
   }
+  //! Moves `other` in.
   Key& operator=(Key&& other) noexcept {
     std::swap(name_, other.name_);
     index_ = std::move(other.index_);
@@ -82,7 +91,9 @@ class Key {
 
   //! The name; empty for a moved-from Key.
   std::string_view name() const { return name_ != nullptr ? std::string_view(name_->text) : std::string_view(); }
+  //! The integer indices (empty for a plain name).
   absl::Span<const int64_t> index() const { return index_; }
+  //! True for a tuple key, even `('x',)` with no index.
   bool is_tuple() const { return tuple_; }
 
   //! The key as dask prints it: `x` or `('x', 0, 1)`.
@@ -93,12 +104,14 @@ class Key {
   //! The key as JSON text, the form graph files use: `"x"` or `["x", 0, 1]`.
   std::string json() const;
 
+  //! Same name, indices and tuple-ness.
   friend bool operator==(const Key& a, const Key& b) {
     return a.name_ == b.name_ && a.tuple_ == b.tuple_ && a.index_ == b.index_;
   }
   //! dask's sortkey order (see the file comment).
   friend std::strong_ordering operator<=>(const Key& a, const Key& b);
 
+  //! Hashes for Abseil's containers.
   template <typename H>
   friend H AbslHashValue(H h, const Key& k) {
     return H::combine(std::move(h), k.name_, k.tuple_, k.index_);

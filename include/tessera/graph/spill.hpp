@@ -42,6 +42,7 @@ namespace tessera {
 //! disk refuses them.
 class SpillWriter {
  public:
+  //! Appends `size` bytes from `data`.
   virtual void write(const void* data, size_t size) = 0;
   //! Pads so that the next byte lands at a multiple of `alignment` (a power of
   //! two, at most the page size) from the start: where SpillReader::map can map it.
@@ -61,6 +62,7 @@ class SpillWriter {
 //! when the file is shorter than what is asked.
 class SpillReader {
  public:
+  //! Reads `size` bytes into `data`.
   virtual void read(void* data, size_t size) = 0;
   //! Skips what SpillWriter::align padded.
   virtual void align(size_t alignment) = 0;
@@ -89,6 +91,7 @@ class SpillReader {
 //! tessera/graph/wire.hpp). `align` pads from the first byte written.
 class BytesWriter final : public SpillWriter {
  public:
+  //! Appends `size` bytes from `data`.
   void write(const void* data, size_t size) override;
   void align(size_t alignment) override;
   //! What was written.
@@ -104,7 +107,9 @@ class BytesWriter final : public SpillWriter {
 //! `what` the bytes are ("a spilled result at PATH", "a message from rank 2").
 class BytesReader final : public SpillReader {
  public:
+  //! Over `size` bytes at `data`; `what` names them in errors.
   BytesReader(std::shared_ptr<const std::byte> data, size_t size, std::string what);
+  //! Reads `size` bytes into `data`.
   void read(void* data, size_t size) override;
   void align(size_t alignment) override;
   std::shared_ptr<const std::byte> map(size_t size) override;
@@ -130,12 +135,15 @@ concept spillable = requires(const T& v, SpillWriter& w, SpillReader& r) {
   { Spillable<T>::deserialize(r) } -> std::same_as<T>;
 };
 
+//! Strings spill as their length and their bytes.
 template <>
 struct Spillable<std::string> {
+  //! Writes the length and the bytes.
   static void serialize(const std::string& s, SpillWriter& w) {
     w.put<uint64_t>(s.size());
     w.write(s.data(), s.size());
   }
+  //! Reads back what serialize wrote.
   static std::string deserialize(SpillReader& r) {
     const auto n = r.get<uint64_t>();
     r.expect(n, 1);
@@ -148,10 +156,12 @@ struct Spillable<std::string> {
 template <class T>
   requires std::is_trivially_copyable_v<T> && std::default_initializable<T>
 struct Spillable<std::vector<T>> {
+  //! Writes the length and the elements' bytes.
   static void serialize(const std::vector<T>& v, SpillWriter& w) {
     w.put<uint64_t>(v.size());
     w.write(v.data(), v.size() * sizeof(T));
   }
+  //! Reads back what serialize wrote.
   static std::vector<T> deserialize(SpillReader& r) {
     const auto n = r.get<uint64_t>();
     r.expect(n, sizeof(T));
@@ -165,10 +175,12 @@ struct Spillable<std::vector<T>> {
 template <class T>
   requires(!std::is_trivially_copyable_v<T> && spillable<T>)
 struct Spillable<std::vector<T>> {
+  //! Writes the length and each element.
   static void serialize(const std::vector<T>& v, SpillWriter& w) {
     w.put<uint64_t>(v.size());
     for (const T& x : v) Spillable<T>::serialize(x, w);
   }
+  //! Reads back what serialize wrote.
   static std::vector<T> deserialize(SpillReader& r) {
     const auto n = r.get<uint64_t>();
     r.expect(n, 1);  // every element takes a byte at least

@@ -48,6 +48,7 @@ namespace tessera {
 
 //! A reference to another key's value, made by `ref`.
 struct Ref {
+  //! The key whose value is passed.
   Key key;
 };
 //! `ref("x")`: the value of key x.
@@ -79,6 +80,7 @@ bool same_function(const NamedFn<F>& a, const NamedFn<F>& b) {
 
 //! A list argument: `list(ref("a"), ref("b"), 3)`.
 struct ArgList {
+  //! The list's arguments.
   std::vector<Arg> items;
 };
 template <class... A>
@@ -87,16 +89,22 @@ ArgList list(A&&... a);
 //! One argument of a task (see the file comment).
 class Arg {
  public:
+  //! A reference to a key's value.
   Arg(Ref r) : v_(RefArg{std::move(r.key), 0}) {}  // NOLINT(google-explicit-constructor)
+  //! A nested task, run first.
   Arg(Task t);                                        // NOLINT(google-explicit-constructor)
+  //! A list of arguments.
   Arg(ArgList l);                                     // NOLINT(google-explicit-constructor)
+  //! A literal value.
   Arg(Value literal) : v_(std::move(literal)) {}      // NOLINT(google-explicit-constructor)
+  //! A literal of any other type, wrapped in a Value.
   template <class T>
     requires(!std::is_same_v<std::decay_t<T>, Arg> && !std::is_same_v<std::decay_t<T>, Ref> &&
              !std::is_same_v<std::decay_t<T>, Task> && !std::is_same_v<std::decay_t<T>, ArgList> &&
              !std::is_same_v<std::decay_t<T>, Value>)
   Arg(T&& literal) : v_(Value(std::forward<T>(literal))) {}  // NOLINT(google-explicit-constructor)
 
+  //! True for a reference.
   bool is_ref() const { return std::holds_alternative<RefArg>(v_); }
   //! The referenced key; only for a reference.
   const Key& key() const { return std::get<RefArg>(v_).key; }
@@ -134,6 +142,7 @@ ArgList list(A&&... a) {
 //! task never recurse deeper than this.
 inline constexpr uint32_t kMaxArgNesting = 1000;
 
+//! A call of a function with arguments; the typed constructor deduces parameter types from the function.
 class Task {
  public:
   //! A task calling `f` (a function, lambda, or `fn(name, f)`) with `args`.
@@ -158,6 +167,7 @@ class Task {
   //! Keys this task reads (nested tasks and lists included), each once, in
   //! order of first appearance.
   const std::vector<Key>& dependencies() const { return deps_; }
+  //! The arguments, as given.
   const std::vector<Arg>& args() const { return args_; }
   //! Levels of tasks and lists in this task, itself included (at most kMaxArgNesting).
   uint32_t depth() const { return depth_; }

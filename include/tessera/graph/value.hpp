@@ -115,6 +115,7 @@ size_t nbytes(const std::vector<T>& v) {
   }
 }
 
+//! A type-erased, immutable, shared result; as<T>() gives it back, throwing TypeError on the wrong T.
 class Value {
  public:
   //! An empty value (`has_value()` is false).
@@ -134,6 +135,7 @@ class Value {
     return v;
   }
 
+  //! False for an empty Value.
   bool has_value() const { return holder_ != nullptr; }
   //! True when this Value holds a T.
   template <class T>

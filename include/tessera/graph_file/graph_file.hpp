@@ -44,8 +44,11 @@ class Plan;
 //! What a synthetic node holds: `size` bytes, reported by nbytes(). A task's
 //! result owns that much memory (`data`); a file's literal only reports it.
 struct SyntheticResult {
+  //! Bytes reported by nbytes().
   uint64_t size = 0;
+  //! Memory owned by a task's result (empty for a literal).
   std::vector<std::byte> data;
+  //! `size`.
   uint64_t nbytes() const { return size; }
   //! A result that owns `size` bytes of zeroed memory.
   static SyntheticResult allocate(uint64_t size);
@@ -54,10 +57,12 @@ struct SyntheticResult {
 //! Synthetic results spill like any other result under a memory limit.
 template <>
 struct Spillable<SyntheticResult> {
+  //! Writes the size and the owned bytes.
   static void serialize(const SyntheticResult& r, SpillWriter& w) {
     w.put(r.size);  // a literal reports its size without owning it
     Spillable<std::vector<std::byte>>::serialize(r.data, w);
   }
+  //! Reads back what serialize wrote.
   static SyntheticResult deserialize(SpillReader& r) {
     SyntheticResult out;
     out.size = r.get<uint64_t>();
@@ -68,18 +73,25 @@ struct Spillable<SyntheticResult> {
 
 //! dask's figures for a graph file (each optional in the file).
 struct GraphReference {
+  //! The program that exported the figures.
   std::string tool;
   //! dask.order's priority per key (lower runs first); empty when absent.
   absl::flat_hash_map<Key, uint32_t> dask_order;
+  //! dask.order's max pressure.
   std::optional<uint64_t> order_max_pressure;
+  //! Results held at most by dask's get_sync.
   std::optional<uint64_t> sync_max_held;
+  //! Bytes held at most by dask's get_sync.
   std::optional<uint64_t> sync_max_held_bytes;
 };
 
 //! A loaded graph file.
 struct GraphFile {
+  //! The file's `name`.
   std::string name;
+  //! What made the graph (e.g. a dask expression).
   std::string source;
+  //! The graph; its tasks make SyntheticResults of the recorded sizes.
   Graph graph;
   //! The graph's compiled form, made once when the file was checked (reuse it
   //! with order(graph, compiled) or a Plan).
@@ -88,6 +100,7 @@ struct GraphFile {
   std::vector<Key> outputs;
   //! The recorded result size of each node, by node id.
   std::vector<uint64_t> nbytes;
+  //! dask's figures, when the file has them.
   std::optional<GraphReference> reference;
 };
 

@@ -63,8 +63,10 @@ class RankLostError : public Error {
   using Error::Error;
 };
 
+//! A BroadcastView's cluster whose engines are the ranks of one mpirun program: rank 0 is the client.
 class Cluster {
  public:
+  //! How the client watches the engines.
   struct Options {
     //! A rank that sends nothing for this long while it has requests is lost;
     //! engines send a heartbeat every tenth of it while they work.
@@ -74,6 +76,7 @@ class Cluster {
   //! Collective over MPI_COMM_WORLD (see the file comment). Throws tessera::Error
   //! when MPI is not initialized or the world has fewer than 2 ranks.
   Cluster();
+  //! As Cluster(), with `options`.
   explicit Cluster(Options options);
   //! stop() on the client (MPI_Abort when a rank was lost); nothing on engines.
   ~Cluster();

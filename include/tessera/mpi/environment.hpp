@@ -21,6 +21,7 @@
 
 namespace tessera::mpi {
 
+//! MPI_Init_thread on construction, MPI_Finalize on destruction (see the file comment).
 class Environment {
  public:
   //! Initializes MPI (MPI_Init_thread with MPI_THREAD_MULTIPLE) unless it already

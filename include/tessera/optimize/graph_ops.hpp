@@ -45,6 +45,7 @@ inline Graph cull(const Graph& g, std::initializer_list<Key> keys) {
 //! value, not followed, whatever it maps to. Throws CycleError for aliases that
 //! refer to each other.
 struct CulledIds {
+  //! The id that stands for "not needed" in maps over every id.
   static constexpr uint32_t kUnneeded = UINT32_MAX;
   std::vector<uint32_t> nodes;    //!< needed ids that are not followed aliases, ascending
   std::vector<uint32_t> aliases;  //!< the aliases on the way, ascending

@@ -78,11 +78,14 @@ class RunState {
   size_t memory_limit() const { return memory_limit_; }
   //! Bytes written to disk so far, results spilled, results brought back.
   size_t spilled_bytes() const { return spilled_bytes_.load(std::memory_order_relaxed); }
+  //! Results spilled to disk so far.
   size_t spill_count() const { return spill_count_.load(std::memory_order_relaxed); }
+  //! Results brought back so far.
   size_t reload_count() const { return reload_count_.load(std::memory_order_relaxed); }
   //! True once a task failed or the run was cancelled: nothing new starts.
   bool stopping() const { return stopping_.load(std::memory_order_relaxed); }
 
+ //! @cond
  protected:
   RunState(const Plan& plan, int num_workers) : plan_(&plan), num_workers_(num_workers) {}
   ~RunState() = default;
@@ -94,16 +97,22 @@ class RunState {
   std::atomic<bool> stopping_{false};
   size_t memory_limit_ = 0;
   std::atomic<size_t> spilled_bytes_{0}, spill_count_{0}, reload_count_{0};
+ //! @endcond
 };
 
 //! A result moved to disk or brought back, as the `spill` hook sees it.
 struct SpillEvent {
+  //! Spill (to disk) or reload (back to memory).
   enum class Kind { spill, reload };
+  //! Which of the two happened.
   Kind kind;
   uint32_t task;  //!< the task whose result moved (a dense id)
   size_t bytes;   //!< its accounted size (Value::nbytes)
   int worker;     //!< the worker that did it
+  //! When the move began and ended.
+  //! @{
   std::chrono::steady_clock::time_point start, end;
+  //! @}
 };
 
 //! One set of hooks; any of them may be empty.

@@ -31,14 +31,18 @@ class Keys {
  public:
   //! One key; the result is a single value.
   Keys(Key key) : v_(std::move(key)) {}  // NOLINT(google-explicit-constructor)
+  //! One key, by its name.
   Keys(const char* name) : v_(Key(name)) {}  // NOLINT(google-explicit-constructor)
+  //! One key, by its name.
   Keys(const std::string& name) : v_(Key(name)) {}  // NOLINT(google-explicit-constructor)
   //! A list: `{"x", "y"}`, `{{"a", "b"}, {"c"}}`; the result is a list of the same shape.
   Keys(std::initializer_list<Keys> items) : v_(std::vector<Keys>(items)) {}
   //! A list built at run time.
   Keys(std::vector<Keys> items) : v_(std::move(items)) {}  // NOLINT(google-explicit-constructor)
+  //! A flat list of keys; the result is a list of values.
   Keys(const std::vector<Key>& keys);  // NOLINT(google-explicit-constructor)
 
+  //! True for one key, false for a list.
   bool is_key() const { return v_.index() == 0; }
   //! The key; only when is_key().
   const Key& key() const { return std::get<Key>(v_); }
@@ -59,6 +63,7 @@ class Result {
   //! A list of results.
   explicit Result(std::vector<Result> items) : v_(std::move(items)) {}
 
+  //! True for a list, false for one value.
   bool is_list() const { return v_.index() == 1; }
   //! The value; throws TypeError when this is a list.
   const Value& value() const;

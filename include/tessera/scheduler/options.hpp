@@ -39,6 +39,7 @@ class CancellationToken {
   //! Asks every run holding this token to stop: nothing new starts, running
   //! tasks finish, and the run throws Cancelled.
   void cancel() const { flag_->store(true, std::memory_order_relaxed); }
+  //! True once cancel() was called on this token or a copy of it.
   bool cancelled() const { return flag_->load(std::memory_order_relaxed); }
 
  private:
@@ -63,6 +64,7 @@ struct RunStats {
   double reload_seconds = 0;   //!< time workers spent reloading, all together
 };
 
+//! How `get` and `get_sync` run: workers, callbacks, cancellation, memory budget and statistics.
 struct GetOptions {
   //! Workers of `get`, the caller's thread included; 0 means the hardware
   //! threads (tbb::info::default_concurrency()). At most oneTBB's thread cap
@@ -90,6 +92,7 @@ struct GetOptions {
   //! Fractions of memory_limit, as dask.distributed's worker thresholds;
   //! 0 < memory_target <= memory_pause <= 1 (get throws Error otherwise).
   double memory_target = 0.6;
+  //! While bytes held are at or above this fraction, no new task starts unless none is running.
   double memory_pause = 0.8;
   //! Where spilled results go: a folder `tessera-spill-*` made inside it and
   //! removed at the end of the run (also on error and cancellation). Empty:

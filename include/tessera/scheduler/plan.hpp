@@ -45,6 +45,7 @@
 
 namespace tessera {
 
+//! A request prepared for a run: the graph culled to the keys, ordered, its edges as dense ids (see the file comment).
 class Plan {
  public:
   //! Prepares `keys` of `g`; `cache` entries (keys of `g`) replace their nodes.
@@ -60,6 +61,7 @@ class Plan {
   Plan(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities, Keys keys,
        const Cache& cache = {});
 
+  //! The graph the plan was made from.
   const Graph& graph() const { return *graph_; }
   //! The request, as given.
   const Keys& keys() const { return keys_; }

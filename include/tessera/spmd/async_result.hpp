@@ -54,10 +54,12 @@ void append_part(std::vector<T>& out, const Value& part) {
 }  // namespace detail
 
 template <class T>
+//! The pending results of a request to several engines: get() waits for every engine's.
 class AsyncResult {
  public:
   //! What get() returns: one T per engine (void for AsyncResult<void>).
   using Results = std::conditional_t<std::is_void_v<T>, void, std::vector<T>>;
+  //! A timeout that never expires (the default of get and wait).
   static constexpr std::chrono::duration<double> forever{-1.0};
 
   //! Made by BroadcastView; `gathered` joins the engines' parts into one sequence.

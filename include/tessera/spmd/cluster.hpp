@@ -27,6 +27,7 @@
 
 namespace tessera::spmd {
 
+//! n engines on threads of this process, each with its own namespace; broadcast_view() sends them work.
 class Cluster {
  public:
   //! Starts `n` engines (ids 0..n-1). Throws tessera::Error when n < 1.

@@ -61,8 +61,10 @@ constexpr NumberKind number_kind() {
 }
 }  // namespace detail
 
+//! What an SPMD function sees of its engine: its rank, the cluster's size, its namespace and barriers.
 class Context {
  public:
+  //! Made by the engine that runs the function, not by users.
   Context(detail::Namespace& ns, detail::Communicator& comm, int rank);
 
   //! This engine's position among the engines of the apply, 0..size()-1 (its id

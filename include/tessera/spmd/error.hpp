@@ -50,7 +50,9 @@ class BarrierError : public Error {
 //! (tessera's own NameError, BarrierError, TypeError, TimeoutError and Error cross as themselves.)
 class RemoteException : public Error {
  public:
+  //! An exception of C++ type `type` (its name) with `message`.
   RemoteException(std::string type, const std::string& message) : Error(message), type_(std::move(type)) {}
+  //! The original exception's type name.
   const std::string& type() const { return type_; }
 
  private:
@@ -59,6 +61,7 @@ class RemoteException : public Error {
 
 //! One engine's failure: where it happened and the original exception.
 struct RemoteError {
+  //! The engine that failed.
   int engine_id = 0;
   std::string method;       //!< "apply", "execute", "push", "pull", "scatter", "gather"
   std::string type;         //!< the exception's demangled type, e.g. "std::runtime_error"
@@ -79,6 +82,7 @@ class CompositeError : public Error {
   //! exception is itself a CompositeError is replaced by the errors it holds.
   CompositeError(std::string method, std::vector<RemoteError> errors);
 
+  //! The request that failed.
   const std::string& method() const { return method_; }
   //! Every engine's error, in engine order.
   const std::vector<RemoteError>& errors() const { return errors_; }

@@ -52,7 +52,9 @@ namespace tessera::spmd {
 
 //! An apply argument that stands for the value of `name` in each engine's namespace.
 struct Reference {
+  //! Stands for `n` in each engine's namespace.
   explicit Reference(std::string n) : name(std::move(n)) {}
+  //! The name it stands for.
   std::string name;
 };
 
@@ -97,6 +99,7 @@ BroadcastView make_view(std::shared_ptr<ClusterState> cluster, std::vector<int> 
 //! `view["name"]`: assigning pushes a value to every engine; get<T>() pulls it.
 class NameProxy {
  public:
+  //! Made by BroadcastView::operator[].
   NameProxy(const BroadcastView& view, std::string name) : view_(&view), name_(std::move(name)) {}
   //! Pushes `value` to every engine of the view and waits (raises CompositeError).
   const NameProxy& operator=(Value value) const;
@@ -109,6 +112,7 @@ class NameProxy {
   std::string name_;
 };
 
+//! Runs functions and moves values on every engine of a cluster at once, as ipyparallel's BroadcastView.
 class BroadcastView {
  public:
   //! Calls `fn(args...)` once on every engine; a Reference argument is replaced by
@@ -170,6 +174,7 @@ class BroadcastView {
 
   //! The engine ids of this view, in result order.
   const std::vector<int>& targets() const { return targets_; }
+  //! Number of engines.
   size_t size() const { return targets_.size(); }
 
  private:

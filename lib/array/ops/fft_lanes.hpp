@@ -30,8 +30,9 @@ namespace tessera::array::detail {
 
 template <class R>
 struct LaneVector;
-// 16 bytes: one SSE register (the build targets generic x86-64, and 32-byte
-// vectors without -mavx measured about 3x slower); 4 single or 2 double lines at once.
+// 16 bytes: one SSE register (the build targets generic x86-64, where the
+// compiler splits 32-byte vectors without -mavx, and bench/fft ran them slower);
+// 4 single or 2 double lines at once.
 template <>
 struct LaneVector<float> {
   typedef float type __attribute__((vector_size(16)));

@@ -157,7 +157,7 @@ bool beats(bool max, const T& b, const T& a) {
 
 // The best of `outer` contiguous lines of m >= 1 real numbers, and its position
 // (from `offset`), as Eigen's argmax or argmin along the lines (bench/algebra's
-// argmax_axis1 rows: about 2.5x the element-by-element loop), which keeps the
+// argmax_axis1 rows time it beside the element-by-element loop), which keeps the
 // first of equal values as numpy does. False, with nothing written, when the
 // lines may hold a NaN: numpy's answer is then the first NaN, which Eigen's
 // reduction does not know.

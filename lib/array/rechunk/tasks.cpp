@@ -237,7 +237,7 @@ std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, co
     // The disk shuffle writes shards into a mapped scratch file and hands the
     // pages back shard by shard. Shards whose runs are shorter than a page
     // share their pages with other shards, and each one faults them in and out
-    // again: 32^3 chunks to whole slices took 23 times as long as tasks.
+    // again (32^3 chunks to whole slices ran many times slower than tasks).
     const auto itemsize = static_cast<int64_t>(x.dtype.itemsize());
     if (method == RechunkMethod::shuffle && options.disk &&
         mean_shard_run_bytes(x.chunks.sizes(), target.sizes(), itemsize) < static_cast<int64_t>(::getpagesize())) {

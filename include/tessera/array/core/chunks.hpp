@@ -43,6 +43,7 @@ using Shape = std::vector<int64_t>;
 //! 128 MiB: the default byte limit for "auto" chunks (dask's `array.chunk-size`).
 inline constexpr int64_t kDefaultChunkBytes = int64_t{128} << 20;
 
+//! Block sizes along each axis of an array, as dask's chunk tuples: `chunks[axis][block]`.
 class Chunks {
  public:
   //! No axes (the chunks of a 0-d array: one block).
@@ -52,6 +53,7 @@ class Chunks {
   //! (an axis of length 0 is `{0}`).
   explicit Chunks(std::vector<std::vector<int64_t>> sizes);
 
+  //! Number of axes.
   size_t ndim() const { return sizes_.size(); }
   //! Block sizes along `axis`.
   const std::vector<int64_t>& operator[](size_t axis) const { return sizes_[axis]; }
@@ -79,6 +81,7 @@ class Chunks {
   //! Printed as dask prints chunks: `((4, 4, 2), (6,))`.
   std::string str() const;
 
+  //! Same block sizes on every axis.
   friend bool operator==(const Chunks& a, const Chunks& b) { return a.sizes_ == b.sizes_; }
 
  private:
@@ -110,7 +113,10 @@ Shape regular_chunk_shape(const Chunks& chunks);
 //! `std::nullopt` (the whole axis), "auto", or explicit sizes (`{5, 5, 2}`).
 class AxisChunks {
  public:
+  //! What the axis asks for: one block size, the whole axis, "auto" sizes or explicit sizes.
   enum class Kind { Size, Whole, Auto, Explicit };
+  //! Converting constructors: a block size (-1: the whole axis), std::nullopt (the whole axis), "auto" (other text throws ChunkError), explicit sizes.
+  //! @{
   AxisChunks(int64_t size);                          // NOLINT: size, -1 = whole axis
   AxisChunks(int size) : AxisChunks(int64_t{size}) {}  // NOLINT
   AxisChunks(std::nullopt_t);                        // NOLINT: whole axis
@@ -118,9 +124,13 @@ class AxisChunks {
   AxisChunks(const std::string& text);               // NOLINT: "auto"
   AxisChunks(std::vector<int64_t> sizes);            // NOLINT: explicit sizes
   AxisChunks(std::initializer_list<int64_t> sizes) : AxisChunks(std::vector<int64_t>(sizes)) {}  // NOLINT
+  //! @}
 
+  //! Which kind of request this is.
   Kind kind() const { return kind_; }
+  //! The block size, for Kind::Size.
   int64_t size() const { return size_; }
+  //! The explicit sizes, for Kind::Explicit.
   const std::vector<int64_t>& sizes() const { return sizes_; }
 
  private:
@@ -134,13 +144,16 @@ class ChunkSpec {
  public:
   //! The same block size along every axis (-1: whole axes).
   ChunkSpec(int64_t size_for_all);  // NOLINT
+  //! One block size for every axis.
   ChunkSpec(int size_for_all) : ChunkSpec(int64_t{size_for_all}) {}  // NOLINT
   //! "auto" for every axis, or a byte limit for auto chunks such as "64 MiB"
   //! (other text throws ChunkError).
   ChunkSpec(const char* text);          // NOLINT
+  //! Text as dask takes it: "auto", "128MiB", or a number.
   ChunkSpec(const std::string& text);   // NOLINT
   //! One entry per axis.
   ChunkSpec(std::initializer_list<AxisChunks> axes);  // NOLINT
+  //! One entry per axis.
   ChunkSpec(std::vector<AxisChunks> axes);            // NOLINT
   //! Explicit sizes per axis.
   ChunkSpec(const std::vector<std::vector<int64_t>>& sizes);  // NOLINT

@@ -33,6 +33,7 @@
 
 namespace tessera::array {
 
+//! A numpy dtype: one of the fourteen element types of Id, with numpy's names, type strings and sizes.
 class DType {
  public:
   //! Every supported type, in numpy's order of kinds (bool, signed, unsigned, float, complex).
@@ -45,8 +46,11 @@ class DType {
 
   //! float64, numpy's default.
   constexpr DType() = default;
+  //! The dtype of `id`.
   constexpr DType(Id id) : id_(id) {}  // NOLINT(google-explicit-constructor)
 
+  //! The dtype of each name, as numpy spells it (`bool_` for bool).
+  //! @{
   static constexpr DType bool_() { return Id::Bool; }
   static constexpr DType int8() { return Id::Int8; }
   static constexpr DType int16() { return Id::Int16; }
@@ -61,6 +65,7 @@ class DType {
   static constexpr DType float64() { return Id::Float64; }
   static constexpr DType complex64() { return Id::Complex64; }
   static constexpr DType complex128() { return Id::Complex128; }
+  //! @}
 
   //! Parses a numpy type string (`<f8`, `=i4`, `|b1`, `<c16`, `|u1`) or a name
   //! (`float64`, `bool`, `uint8`, `float16`). Throws TypeError naming what was found and
@@ -73,6 +78,7 @@ class DType {
   //! numpy's big-endian type string: `>f8`, `|b1` for one-byte types.
   std::string big_endian_str() const;
 
+  //! Which of the fourteen types this is.
   constexpr Id id() const { return id_; }
   //! Bytes per element.
   constexpr size_t itemsize() const { return kItemsize[static_cast<int>(id_)]; }
@@ -83,10 +89,14 @@ class DType {
   //! numpy's name: `float64`, `bool`, `complex128`.
   std::string name() const;
 
+  //! True for signed and unsigned integers.
   constexpr bool is_integer() const { return kind() == 'i' || kind() == 'u'; }
+  //! True for float16, float32 and float64.
   constexpr bool is_floating() const { return kind() == 'f'; }
+  //! True for complex64 and complex128.
   constexpr bool is_complex() const { return kind() == 'c'; }
 
+  //! Same type.
   friend constexpr bool operator==(DType a, DType b) { return a.id_ == b.id_; }
 
  private:

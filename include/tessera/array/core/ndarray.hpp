@@ -76,7 +76,9 @@ class Buffer {
   //! @endcode
   static void release_kept();
 
+  //! The first byte.
   std::byte* data() const { return data_.get(); }
+  //! Bytes held.
   size_t size() const { return size_; }
   //! False for a read-only mapping: writing through such a view is refused.
   bool writable() const { return writable_; }
@@ -107,12 +109,17 @@ struct Slice {
     return s;
   }
 
+  //! First index (None: from the start, or the end for a negative step).
   std::optional<int64_t> start;
+  //! One past the last index (None: to the end, or the start for a negative step).
   std::optional<int64_t> stop;
+  //! Distance between taken indices; not 0.
   int64_t step = 1;
+  //! True for an integer index (Slice::index): the axis is dropped.
   bool drop_axis = false;
 };
 
+//! One block: a dtype, a shape, byte strides and the storage they view (heap memory or a mapped file).
 class NDArray {
  public:
   //! An empty handle: `has_value()` is false. Other members need a value.
@@ -137,18 +144,25 @@ class NDArray {
   //! The Fortran-order byte strides of a contiguous array.
   static Strides f_strides(const Shape& shape, size_t itemsize);
 
+  //! False for a default-made NDArray, which views nothing.
   bool has_value() const { return buffer_.data() != nullptr; }
+  //! The element type.
   DType dtype() const { return dtype_; }
+  //! Number of axes.
   size_t ndim() const { return shape_.size(); }
+  //! Elements along each axis.
   const Shape& shape() const { return shape_; }
+  //! Bytes between neighbours along each axis (may be negative).
   const Strides& strides() const { return strides_; }
   //! Byte offset of element (0, ..., 0) in the buffer.
   int64_t offset() const { return offset_; }
+  //! The storage the view points into.
   const Buffer& buffer() const { return buffer_; }
   //! Number of elements (1 for a 0-d array).
   int64_t size() const;
   //! Bytes of the elements: size() * itemsize. A Value holding the array reports this.
   size_t nbytes() const { return static_cast<size_t>(size()) * dtype_.itemsize(); }
+  //! False when the storage is a read-only mapping.
   bool writable() const { return buffer_.writable(); }
   //! Elements laid out in C order with no gaps (axes of extent 1 may have any stride).
   bool is_c_contiguous() const;
@@ -252,7 +266,9 @@ namespace tessera {
 //! come back as a read-only view of the mapped scratch file: no copy.
 template <>
 struct Spillable<array::NDArray> {
+  //! Writes the header and the elements.
   static void serialize(const array::NDArray& a, SpillWriter& w);
+  //! A read-only view of the elements where the reader maps, a copy otherwise.
   static array::NDArray deserialize(SpillReader& r);
 };
 

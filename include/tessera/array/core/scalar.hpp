@@ -27,13 +27,16 @@
 
 namespace tessera::array {
 
+//! One value of any dtype, kept as bool, int64, uint64, double or complex<double>.
 class Scalar {
  public:
   //! 0 (an int64).
   Scalar() : value_(int64_t{0}) {}
+  //! A real value (bool, integer or floating).
   template <class T>
     requires std::is_arithmetic_v<T>
   Scalar(T v) : value_(wrap(v)) {}  // NOLINT(google-explicit-constructor)
+  //! A complex value.
   template <class T>
   Scalar(std::complex<T> v) : value_(std::complex<double>(v)) {}  // NOLINT
   //! A float16 value, held as the double it converts to exactly.

@@ -37,6 +37,7 @@ enum class Advice { Normal, Sequential, Random, WillNeed, DontNeed };
 //! Access to a mapped file.
 enum class Access { ReadOnly, ReadWrite };
 
+//! A memory-mapped file (RAII): unmapped when the last holder lets go.
 class MappedFile : public std::enable_shared_from_this<MappedFile> {
  public:
   //! Maps all of an existing file. Throws StorageError when it cannot be opened or mapped.
@@ -49,9 +50,11 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
+  //! The file's path as opened.
   const std::string& path() const { return path_; }
   //! The file's size in bytes (the mapped length).
   size_t size() const { return size_; }
+  //! True when mapped for writing.
   bool writable() const { return access_ == Access::ReadWrite; }
   //! The first mapped byte (a valid non-null pointer even for an empty file).
   std::byte* data() const { return data_; }
@@ -73,6 +76,7 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   struct Token {};
 
  public:
+  //! For the factories only (Token is private); use open or create.
   MappedFile(Token, std::string path, std::byte* data, size_t size, Access access);
 
  private:

@@ -34,9 +34,13 @@ namespace tessera::array::npy {
 //! What a .npy header says.
 struct Header {
   int major = 1;  //!< format version
+  //! Format version: (1, 0), (2, 0) or (3, 0).
   int minor = 0;
+  //! The element type (stored bytes are swapped into native order when read).
   DType dtype;
+  //! Elements along each axis.
   Shape shape;
+  //! True when the last axis varies slowest.
   bool fortran_order = false;
   bool big_endian = false;  //!< the file's elements are big-endian
   size_t data_offset = 0;  //!< where the elements start in the file

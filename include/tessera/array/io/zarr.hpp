@@ -57,12 +57,15 @@ class ChunkCodec;
 
 //! What the array's metadata says.
 struct Metadata {
+  //! 2 or 3.
   int zarr_format = 2;
+  //! Elements along each axis.
   Shape shape;
   //! The chunk grid's chunk shape (a shard's shape when sharded).
   Shape chunk_shape;
   //! The inner chunks of a sharded v3 array; empty otherwise.
   Shape inner_chunk_shape;
+  //! The element type, in native byte order.
   DType dtype;
   //! The stored byte order (elements are swapped into native order when read).
   bool big_endian = false;
@@ -94,19 +97,26 @@ struct Format {
   std::vector<std::string> filters = {};
 };
 
+//! One zarr array (v2 or v3) on disk: its metadata, chunk grid and codecs; reads and writes chunks.
 class Store {
  public:
   //! Raw chunks of at least this many bytes are mapped by read_chunk; smaller ones are read.
   static constexpr size_t kMapChunkBytes = size_t{1} << 20;
 
+  //! Over the array at `path` described by `metadata` (open and create make these).
   Store(std::string path, Metadata metadata, Access access);
 
   //! The store's directory.
   const std::string& path() const { return path_; }
+  //! What the metadata says.
   const Metadata& metadata() const { return meta_; }
+  //! The element type.
   DType dtype() const { return meta_.dtype; }
+  //! Elements along each axis.
   const Shape& shape() const { return meta_.shape; }
+  //! The chunk grid's chunk shape (a shard's shape when sharded).
   const Shape& chunk_shape() const { return meta_.chunk_shape; }
+  //! True when opened for writing.
   bool writable() const { return access_ == Access::ReadWrite; }
   //! The array's chunks: chunk_shape along each axis, the last block trimmed to the shape.
   const Chunks& chunks() const { return chunks_; }
@@ -185,7 +195,9 @@ std::string format_metadata(const Metadata& metadata);
 struct Node {
   //! Relative to the root ("" for the root itself), '/'-separated.
   std::string path;
+  //! True for a group, false for an array.
   bool is_group = false;
+  //! 2 or 3.
   int zarr_format = 2;
 };
 

@@ -55,6 +55,7 @@ struct FftOptions {
   std::optional<int64_t> n = std::nullopt;
   //! The axis; negative counts from the end.
   int axis = -1;
+  //! Which direction is scaled, as numpy's `norm`.
   FftNorm norm = FftNorm::backward;
   //! How the axis is made one chunk.
   RechunkOptions rechunk = {};
@@ -65,7 +66,9 @@ struct FftNOptions {
   //! The axes (negative count from the end); default: every axis for fftn, the
   //! last two for fft2.
   std::optional<std::vector<int>> axes = std::nullopt;
+  //! Which direction is scaled, as numpy's `norm`.
   FftNorm norm = FftNorm::backward;
+  //! How each transformed axis is made one chunk.
   RechunkOptions rechunk = {};
 };
 

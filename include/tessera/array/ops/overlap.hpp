@@ -39,9 +39,11 @@ namespace tessera::array {
 //! What lies beyond the array's edges (see the header comment).
 enum class Boundary { none, reflect, periodic, nearest, constant };
 
+//! How map_overlap extends each block.
 struct OverlapOptions {
   //! Halo width per axis; one entry applies to every axis.
   std::vector<int64_t> depth{};
+  //! What lies beyond the array's edges.
   Boundary boundary = Boundary::reflect;
   //! The value beyond the edges with Boundary::constant.
   Scalar constant = Scalar(0.0);

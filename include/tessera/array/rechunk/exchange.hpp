@@ -46,9 +46,13 @@ struct ExchangeOptions {
 
 //! Output blocks `[begin, end)` on each axis.
 struct BlockBox {
+  //! The first block index on each axis.
   std::vector<int64_t> begin;
+  //! One past the last block index on each axis.
   std::vector<int64_t> end;
+  //! Blocks in the box.
   int64_t count() const;
+  //! Same box.
   friend bool operator==(const BlockBox&, const BlockBox&) = default;
 };
 
@@ -56,6 +60,7 @@ struct BlockBox {
 //! the largest over the ranks).
 struct ExchangeRound {
   std::vector<BlockBox> boxes;   //!< its output blocks, box by box, each in C order
+  //! Output blocks the round writes.
   int64_t output_blocks = 0;
   int64_t bytes = 0;             //!< moved through the exchange (the round's output bytes)
   int senders = 0;               //!< ranks that own an input block the round reads
@@ -70,10 +75,18 @@ struct ExchangeRound {
 
 //! The rounds of an exchange and the blocks' figures.
 struct ExchangePlan {
+  //! Ranks taking part.
   int ranks = 1;
+  //! Blocks of the input and of the output.
+  //! @{
   int64_t input_blocks = 0, output_blocks = 0;
+  //! @}
+  //! Bytes of the largest block of the input and of the output.
+  //! @{
   int64_t input_block_bytes = 0, output_block_bytes = 0;  //!< the largest block of each
+  //! @}
   int64_t total_bytes = 0;                                //!< the array's bytes
+  //! The rounds, in the order they run.
   std::vector<ExchangeRound> rounds;
   int64_t peak_memory = 0;  //!< per rank, over every round
 };

@@ -51,11 +51,17 @@ using ChunkSizes = std::vector<std::vector<int64_t>>;
 //! A slice `[start, stop)` of input block `block` along one axis, placed at
 //! `output_start` inside its output block.
 struct Piece {
+  //! The input block's index along the axis.
   int64_t block = 0;
+  //! First element taken, inside the input block.
   int64_t start = 0;
+  //! One past the last element taken, inside the input block.
   int64_t stop = 0;
+  //! Where the piece starts inside its output block.
   int64_t output_start = 0;
+  //! Elements in the piece.
   int64_t size() const { return stop - start; }
+  //! Same piece.
   friend bool operator==(const Piece&, const Piece&) = default;
 };
 
@@ -79,11 +85,17 @@ std::vector<std::vector<int64_t>> new_from_old_axis(const AxisMap& map, size_t o
 //! of input block `input_block` goes to `output_start` in the output block.
 //! `position` is the piece's index in the output block's grid of pieces.
 struct Intersection {
+  //! An n-D index with up to four axes inline.
   using Index = absl::InlinedVector<int64_t, 4>;
+  //! The input block's grid index.
   Index input_block;
+  //! Where the box starts inside the input block.
   Index input_start;
+  //! Where the box goes inside the output block.
   Index output_start;
+  //! The box's shape.
   Index shape;
+  //! The piece's index in the output block's grid of pieces.
   Index position;
 };
 
@@ -99,10 +111,15 @@ Intersection::Index piece_grid(const std::vector<AxisMap>& maps,
 //! A group of consecutive blocks along one axis: output blocks
 //! `[new_begin, new_end)` read only input blocks `[old_begin, old_end)`.
 struct AxisPartial {
+  //! First input block of the group.
   int64_t old_begin = 0;
+  //! One past its last input block.
   int64_t old_end = 0;
+  //! First output block of the group.
   int64_t new_begin = 0;
+  //! One past its last output block.
   int64_t new_end = 0;
+  //! Same group.
   friend bool operator==(const AxisPartial&, const AxisPartial&) = default;
 };
 
@@ -195,6 +212,7 @@ int64_t mean_shard_run_bytes(const ChunkSizes& old_chunks, const ChunkSizes& new
 
 //! How `rechunk` (rechunk.hpp) moves data.
 struct RechunkOptions {
+  //! tasks, shuffle, or automatic (tasks for small graphs, else shuffle).
   RechunkMethod method = RechunkMethod::automatic;
   //! The largest block, in bytes, an intermediate step may make ("auto" chunks
   //! are sized by it too).

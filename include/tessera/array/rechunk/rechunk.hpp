@@ -69,9 +69,13 @@ inline constexpr KeepAxis keep{};
 //! `keep` / std::nullopt to keep the axis's chunks.
 class RechunkAxis {
  public:
+  //! Keep the axis's chunks.
   RechunkAxis(KeepAxis) {}        // NOLINT(google-explicit-constructor)
+  //! Keep the axis's chunks.
   RechunkAxis(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
+  //! Explicit block sizes.
   RechunkAxis(std::initializer_list<int64_t> sizes) : axis_(std::vector<int64_t>(sizes)) {}  // NOLINT
+  //! Anything AxisChunks takes: a block size, -1, "auto", explicit sizes.
   template <class T>
     requires std::constructible_from<AxisChunks, T>
   RechunkAxis(T&& axis) : axis_(AxisChunks(std::forward<T>(axis))) {}  // NOLINT
@@ -86,13 +90,18 @@ class RechunkAxis {
 //! a map from axis to RechunkAxis in which missing axes keep their chunks.
 class RechunkSpec {
  public:
+  //! Anything normalize_chunks takes (ChunkSpec).
   template <class T>
     requires(std::constructible_from<ChunkSpec, T> &&
              !std::same_as<std::remove_cvref_t<T>, std::map<size_t, AxisChunks>>)
   RechunkSpec(T&& spec) : spec_(ChunkSpec(std::forward<T>(spec))) {}  // NOLINT
+  //! One RechunkAxis per axis.
   RechunkSpec(std::initializer_list<RechunkAxis> axes) : axes_(axes), per_axis_(true) {}  // NOLINT
+  //! One RechunkAxis per axis, made at run time.
   RechunkSpec(std::vector<RechunkAxis> axes) : axes_(std::move(axes)), per_axis_(true) {}  // NOLINT
+  //! Axis -> chunks; missing axes keep theirs.
   RechunkSpec(const std::map<size_t, AxisChunks>& by_axis);    // NOLINT
+  //! Axis -> RechunkAxis; missing axes keep theirs.
   RechunkSpec(const std::map<size_t, RechunkAxis>& by_axis);   // NOLINT
 
   //! The new chunks for an array now cut into `old_chunks`. Throws ChunkError
@@ -124,9 +133,11 @@ enum class RechunkStoreMethod {
 
 //! How `rechunk_store` rechunks and writes.
 struct RechunkStoreOptions {
+  //! Straight into the chunk files when the runs are long, or always through `rechunk`.
   RechunkStoreMethod method = RechunkStoreMethod::direct_when_runs_are_long;
   //! How data moves when the store is written through `rechunk`.
   RechunkOptions rechunk = {};
+  //! Where and how the target is written.
   StoreOptions store = {};
   //! With `direct_when_runs_are_long`: write straight into the chunk files when
   //! the shards land there in runs of at least this many bytes on average
