@@ -31,6 +31,7 @@
 #include "pyvalue.hpp"
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
+#include "tessera/diagnostics/report.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/order.hpp"
@@ -133,10 +134,26 @@ Callbacks python_hooks(const py::object& hooks, const Converted& c) {
   return cb;
 }
 
+// A failed run's report too, with its error at the top.
+void write_report(diagnostics::Report& report, const std::string& path, const std::exception_ptr& error) {
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      report.record_error(e);
+    } catch (...) {
+      report.record_error("", "", "a task raised something that is not an exception");
+    }
+  }
+  py::gil_scoped_release unlocked;
+  report.write_html(path);
+}
+
 py::object run(const py::dict& dsk, const py::object& request, int num_workers, size_t memory_limit,
                const std::string& spill_dir, const py::object& cache, const py::object& hooks,
                bool rerun_exceptions_locally, const py::object& raise_exception, bool progress,
-               const std::string& trace, const py::object& sizeof_fn) {
+               const std::string& trace, const std::string& report_path, const std::string& command_line,
+               const py::object& sizeof_fn) {
   auto policy = std::make_shared<ResultPolicy>();
   if (memory_limit > 0) policy->sizeof_fn = sizeof_fn;
   KeyMap key_map;
@@ -161,6 +178,11 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
   if (progress) options.callbacks.push_back(bar.emplace().callbacks());
   std::optional<diagnostics::Profiler> profiler;
   if (!trace.empty()) options.callbacks.push_back(profiler.emplace().callbacks());
+  std::optional<diagnostics::Report> report;
+  if (!report_path.empty()) {
+    options.callbacks.push_back(
+        report.emplace(diagnostics::ReportOptions{.title = "tessera.get", .command_line = command_line}).callbacks());
+  }
 
   std::exception_ptr error;
   py::object out;
@@ -170,6 +192,7 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
     error = std::current_exception();
   }
   if (profiler) profiler->write_chrome_trace(trace);
+  if (report) write_report(*report, report_path, error);
   if (error) rethrow_for_python(error, raise_exception);
   return out;
 }
@@ -215,7 +238,8 @@ void bind_get(py::module_& m) {
   bind_mapped_buffer(m);
   m.def("_run", &run, py::arg("dsk"), py::arg("keys"), py::arg("num_workers"), py::arg("memory_limit"),
         py::arg("spill_dir"), py::arg("cache"), py::arg("hooks"), py::arg("rerun_exceptions_locally"),
-        py::arg("raise_exception"), py::arg("progress"), py::arg("trace"), py::arg("sizeof"),
+        py::arg("raise_exception"), py::arg("progress"), py::arg("trace"), py::arg("report"), py::arg("command_line"),
+        py::arg("sizeof"),
         "Runs a dask graph (a dict) on tessera's scheduler; tessera.get is the public entry.");
   m.def("_order", &order, py::arg("dsk"), "tessera's order priorities of a dask graph (a dict).");
   m.def("_cull_dependencies", &cull_dependencies, py::arg("dsk"), py::arg("keys"),

@@ -10,6 +10,8 @@ configuration, and dask's callbacks (``dask.callbacks.Callback`` and the
 """
 from __future__ import annotations
 
+import sys
+
 from . import _tessera
 
 
@@ -110,6 +112,7 @@ def get(
     raise_exception=None,
     progress=False,
     trace=None,
+    report=None,
     **kwargs,
 ):
     """Computes ``keys`` of the dask graph ``dsk`` with tessera's scheduler.
@@ -136,6 +139,8 @@ def get(
     rerun_exceptions_locally, raise_exception : as dask's ``get_async``
     progress : tessera's progress bar on stderr
     trace : a path: write a Chrome trace of the run there (open in ui.perfetto.dev)
+    report : a path: write tessera's HTML report of the run there (task stream,
+        memory, progress by key group, summary; also when the run fails)
 
     Other keyword arguments (``pool``, ``chunksize``, ...) are accepted and ignored.
     """
@@ -195,6 +200,8 @@ def get(
                 raise_exception,
                 bool(progress),
                 str(trace or ""),
+                str(report or ""),
+                " ".join(sys.argv) or "python",
                 _sizeof() if memory_limit else None,
             )
             succeeded = True

@@ -5,6 +5,7 @@ import json
 import dask
 import dask.array as da
 import numpy as np
+import pytest
 from dask.callbacks import Callback
 from dask.diagnostics import ProgressBar, Profiler, ResourceProfiler
 
@@ -83,3 +84,30 @@ def test_tessera_progress_and_trace(tmp_path, capfd):
 def test_dask_config_scheduler():
     with dask.config.set(scheduler=tessera.get):
         assert da.arange(10, chunks=3).sum().compute() == 45
+
+
+def _report_data(path):
+    """The JSON a report page carries (the <script id="data"> element)."""
+    html = path.read_text()
+    start = html.index('<script id="data" type="application/json">') + len('<script id="data" type="application/json">')
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_report_of_a_run_and_of_a_failed_run(tmp_path):
+    dsk = {("x", i): (sum, [i, 1]) for i in range(20)}
+    dsk["total"] = (sum, [("x", i) for i in range(20)])
+    page = tmp_path / "run.html"
+    assert tessera.get(dsk, "total", report=str(page)) == sum(range(20)) + 20
+    data = _report_data(page)
+    assert [run["finished"] for run in data["runs"]] == [21]
+    assert data["errors"] == []
+
+    def boom(x):
+        raise ValueError("no good")
+
+    dsk["bad"] = (boom, ("x", 3))
+    failed = tmp_path / "failed.html"
+    with pytest.raises(ValueError, match="no good"):
+        tessera.get(dsk, "bad", report=str(failed))
+    errors = _report_data(failed)["errors"]
+    assert len(errors) == 1 and "bad" in errors[0]["key"] and "no good" in errors[0]["message"]
