@@ -67,7 +67,7 @@ void add_names(const Layer& layer,
 
 }  // namespace
 
-std::vector<Slice> block_region(const Chunks& chunks, absl::Span<const int64_t> index) {
+std::vector<Slice> block_region(const Chunks& chunks, std::span<const int64_t> index) {
   const std::vector<int64_t> block(index.begin(), index.end());
   const Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
   std::vector<Slice> region;
@@ -120,7 +120,7 @@ Array::Array(Chunks chunks, DType dtype, Layer layer, std::vector<Array> inputs)
       if (seen.insert(l->name).second) state->layers.push_back(l);
     }
   }
-  for_each_block(chunks, [&](absl::Span<const int64_t> index) {
+  for_each_block(chunks, [&](std::span<const int64_t> index) {
     Key k(name, index);
     if (!layer.graph.contains(k)) {
       throw ChunkError(absl::StrCat("array '", name, "' with chunks ", chunks.str(),
@@ -158,7 +158,7 @@ int64_t Array::size() const {
 std::vector<Key> Array::keys() const {
   std::vector<Key> out;
   out.reserve(static_cast<size_t>(chunks().total_blocks()));
-  for_each_block(chunks(), [&](absl::Span<const int64_t> index) { out.push_back(block_key(index)); });
+  for_each_block(chunks(), [&](std::span<const int64_t> index) { out.push_back(block_key(index)); });
   return out;
 }
 

@@ -76,7 +76,7 @@ struct ThreadGroup {
 
   struct Post {
     const std::byte* send = nullptr;
-    absl::Span<const int64_t> send_counts, send_offsets;
+    std::span<const int64_t> send_counts, send_offsets;
     int64_t value = 0;
   };
 
@@ -111,9 +111,9 @@ class ThreadCommunicator final : public Communicator {
 
   // Each rank posts its send buffer, then pulls its part of every peer's; the
   // second barrier keeps the senders' buffers alive until every rank has read.
-  void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts, absl::Span<const int64_t> send_offsets,
-                 std::byte* recv, absl::Span<const int64_t> recv_counts,
-                 absl::Span<const int64_t> recv_offsets) override {
+  void alltoallv(const std::byte* send, std::span<const int64_t> send_counts, std::span<const int64_t> send_offsets,
+                 std::byte* recv, std::span<const int64_t> recv_counts,
+                 std::span<const int64_t> recv_offsets) override {
     auto& mine = group_->posts[static_cast<size_t>(rank_)];
     mine.send = send;
     mine.send_counts = send_counts;

@@ -188,7 +188,7 @@ array::Array from_delayed(const std::vector<Delayed<array::NDArray>>& blocks,
   const std::string name = "from-delayed-" + array::token({parts});
   Graph layer = merged_graph(lazies);
   size_t i = 0;
-  array::for_each_block(chunks, [&](absl::Span<const int64_t> index) {
+  array::for_each_block(chunks, [&](std::span<const int64_t> index) {
     array::Shape shape(index.size());
     for (size_t a = 0; a < index.size(); ++a) {
       shape[a] = chunks[a][static_cast<size_t>(index[a])];

@@ -60,13 +60,13 @@ const Node& Graph::at(const Key& key) const {
   throw MissingKeyError(key, std::nullopt);
 }
 
-absl::Span<const Key> Graph::dependencies(uint32_t i) const {
+std::span<const Key> Graph::dependencies(uint32_t i) const {
   const Node& n = nodes_[i];
   switch (n.kind()) {
     case Node::Kind::task:
       return n.task().dependencies();
     case Node::Kind::alias:
-      return absl::MakeConstSpan(&n.target(), 1);
+      return std::span(&n.target(), 1);
     case Node::Kind::literal:
       break;
   }

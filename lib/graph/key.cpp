@@ -91,7 +91,7 @@ size_t detail::interned_name_count() { return names().size(); }
 
 Key::Key(std::string_view name) : name_(names().acquire(name)) {}
 
-Key::Key(std::string_view name, absl::Span<const int64_t> index)
+Key::Key(std::string_view name, std::span<const int64_t> index)
     : name_(names().acquire(name)), index_(index.begin(), index.end()), tuple_(true) {}
 
 std::string Key::str() const {

@@ -99,7 +99,7 @@ Value Task::run(absl::FunctionRef<const Value&(size_t)> dep) const {
   absl::InlinedVector<Value, 4> values;
   values.reserve(args_.size());
   for (const Arg& a : args_) values.push_back(evaluate(a, dep));
-  return (*fn_)(absl::MakeConstSpan(values.data(), values.size()));
+  return (*fn_)(std::span(values.data(), values.size()));
 }
 
 }  // namespace tessera

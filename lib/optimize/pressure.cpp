@@ -7,7 +7,7 @@
 
 namespace tessera {
 
-uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> priorities) {
+uint32_t order_pressure(const CompiledGraph& c, std::span<const uint32_t> priorities) {
   const uint32_t n = c.size();
   if (priorities.size() != n) {
     throw std::invalid_argument("order_pressure: expected one priority per node (" + std::to_string(n) +
@@ -31,7 +31,7 @@ uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> prior
   return static_cast<uint32_t>(worst);
 }
 
-uint32_t order_pressure(const Graph& g, absl::Span<const uint32_t> priorities) {
+uint32_t order_pressure(const Graph& g, std::span<const uint32_t> priorities) {
   return order_pressure(compile(g), priorities);
 }
 

@@ -178,7 +178,7 @@ TEST_CASE("nested argument lists 100,000 deep are refused at the first level pas
 TEST_CASE("a task with 100,000 dependencies lists each once, in order of first appearance") {
   std::vector<Arg> args;
   for (int64_t i = 0; i < 100000; ++i) args.emplace_back(ref("x", {i % 50000}));
-  const Task t = Task::from_args(fn("n", [](absl::Span<const Value> v) { return static_cast<int64_t>(v.size()); }),
+  const Task t = Task::from_args(fn("n", [](std::span<const Value> v) { return static_cast<int64_t>(v.size()); }),
                                  std::move(args));
   REQUIRE(t.dependencies().size() == 50000);
   CHECK(t.dependencies()[49999] == Key("x", {49999}));

@@ -208,7 +208,7 @@ TEST_CASE("a result is released the moment its last reader has run, unless reque
   Graph g;
   g.put("five", 5);
   auto f = [](int64_t id) {
-    return fn("f", [id](absl::Span<const Value> in) -> Value {
+    return fn("f", [id](std::span<const Value> in) -> Value {
       uint64_t s = 0;
       for (const Value& v : in) s += testing::payload(v);
       return Value::make<Counted>(id, s + 1);

@@ -33,7 +33,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/inlined_vector.h>
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/dtype.hpp"
@@ -47,7 +47,7 @@ namespace tessera::array {
 
 //! Writes block `index` of an input array into `destination` (a writable view
 //! of the block's shape, any strides): the values its task would make.
-using BlockFill = std::function<void(absl::Span<const int64_t> index, const NDArray& destination)>;
+using BlockFill = std::function<void(std::span<const int64_t> index, const NDArray& destination)>;
 
 //! One operation's tasks: the graph fragment an Array adds over its inputs.
 struct Layer {
@@ -98,7 +98,7 @@ class Array {
   std::vector<int64_t> numblocks() const { return state_->chunks.numblocks(); }
 
   //! The key of block `index` (one index per axis): `(name, i, j, ...)`.
-  Key block_key(absl::Span<const int64_t> index) const { return Key(name(), index); }
+  Key block_key(std::span<const int64_t> index) const { return Key(name(), index); }
   //! Every block key, in C order of the block grid.
   std::vector<Key> keys() const;
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include <span>
 
 namespace tessera {
 
@@ -46,9 +46,9 @@ class Communicator {
   //! q, and receives `recv_counts[s]` bytes from each rank s into `recv` at
   //! `recv_offsets[s]` (the counts a rank receives are the counts its peers send
   //! it). Counts and offsets may pass 2^31. Collective: every rank calls it.
-  virtual void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts,
-                         absl::Span<const int64_t> send_offsets, std::byte* recv,
-                         absl::Span<const int64_t> recv_counts, absl::Span<const int64_t> recv_offsets) = 0;
+  virtual void alltoallv(const std::byte* send, std::span<const int64_t> send_counts,
+                         std::span<const int64_t> send_offsets, std::byte* recv,
+                         std::span<const int64_t> recv_counts, std::span<const int64_t> recv_offsets) = 0;
   //! Every rank's `value`, by rank. Collective.
   virtual std::vector<int64_t> allgather(int64_t value) = 0;
 };

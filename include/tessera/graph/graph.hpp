@@ -119,7 +119,7 @@ class Graph {
   //! The node of id `i`.
   const Node& node(uint32_t i) const { return nodes_[i]; }
   //! The keys that node i reads: a task's dependencies, an alias's target.
-  absl::Span<const Key> dependencies(uint32_t i) const;
+  std::span<const Key> dependencies(uint32_t i) const;
 
   //! Makes room for `n` keys.
   void reserve(size_t n);

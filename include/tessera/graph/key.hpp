@@ -32,7 +32,7 @@
 #include <utility>
 
 #include <absl/container/inlined_vector.h>
-#include <absl/types/span.h>
+#include <span>
 
 namespace tessera {
 
@@ -58,10 +58,10 @@ class Key {
   //! The key `name`.
   Key(const std::string& name) : Key(std::string_view(name)) {}  // NOLINT
   //! A tuple key `(name, i, j, ...)`; an empty index gives the 1-tuple `('x',)`.
-  Key(std::string_view name, absl::Span<const int64_t> index);
+  Key(std::string_view name, std::span<const int64_t> index);
   //! The tuple key `(name, index...)`.
   Key(std::string_view name, std::initializer_list<int64_t> index)
-      : Key(name, absl::Span<const int64_t>(index.begin(), index.size())) {}
+      : Key(name, std::span<const int64_t>(index.begin(), index.size())) {}
 
   //! Copies share the interned name.
   //! @{
@@ -92,7 +92,7 @@ class Key {
   //! The name; empty for a moved-from Key.
   std::string_view name() const { return name_ != nullptr ? std::string_view(name_->text) : std::string_view(); }
   //! The integer indices (empty for a plain name).
-  absl::Span<const int64_t> index() const { return index_; }
+  std::span<const int64_t> index() const { return index_; }
   //! True for a tuple key, even `('x',)` with no index.
   bool is_tuple() const { return tuple_; }
 

@@ -9,7 +9,7 @@
 // Typed tasks deduce the parameter types of a function or lambda and convert each
 // evaluated argument with `Value::as<T>()`; a parameter of type `Value` or
 // `const ValueList&` takes the value as it is. A callable taking
-// `absl::Span<const Value>` receives the evaluated arguments untyped
+// `std::span<const Value>` receives the evaluated arguments untyped
 // (tessera/graph/callable.hpp does the calling).
 //
 // Messages name the task's function. `fn("add", add)` or `TESSERA_FN(add)` gives
@@ -37,7 +37,7 @@
 #include <vector>
 
 #include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/error.hpp"

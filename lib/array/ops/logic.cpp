@@ -272,7 +272,7 @@ ArgPartial arg_combine(bool max, const std::vector<ArgPartial>& parts) {
 // Combines the partials of `level` by a tree of `split_every` into `layer`;
 // the keys are `part`-<depth> with `prefix` and a running number. Returns the root.
 Key combine_tree(bool max, Graph& layer, std::vector<Key> level, const std::string& part,
-                 absl::Span<const int64_t> prefix, int split_every, const std::string& name) {
+                 std::span<const int64_t> prefix, int split_every, const std::string& name) {
   auto f_combine = [max](const std::vector<ArgPartial>& p) { return arg_combine(max, p); };
   for (int depth = 1; level.size() > 1; ++depth) {
     std::vector<Key> next;
@@ -311,7 +311,7 @@ Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
     return p.index.slice(s);
   };
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<Key> level;
     for (int64_t j = 0; j < x.numblocks()[axis]; ++j) {
       std::vector<int64_t> in(idx.begin(), idx.end());
@@ -335,7 +335,7 @@ Array arg_reduce_flat(bool max, const Array& x, int split_every) {
   const std::string out = absl::StrCat(name, "-", tok), part = absl::StrCat(name, "-partial-", tok);
   Graph layer;
   std::vector<Key> level;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(x.chunks(), [&](std::span<const int64_t> idx) {
     std::vector<int64_t> start(idx.size());
     for (size_t k = 0; k < idx.size(); ++k) start[k] = x.chunks().offsets(k)[static_cast<size_t>(idx[k])];
     auto f = [max, start = std::move(start), shape = x.shape()](const NDArray& b) {
@@ -354,7 +354,7 @@ Array arg_reduce_flat(bool max, const Array& x, int split_every) {
 
 Array compare(CompareOp op, const Array& a, const Array& b) {
   const DType dtype = promote_types(a.dtype(), b.dtype());
-  return blockwise_broadcast(compare_name(op), "", {a, b}, DType::bool_(), [op, dtype](absl::Span<const NDArray> x) {
+  return blockwise_broadcast(compare_name(op), "", {a, b}, DType::bool_(), [op, dtype](std::span<const NDArray> x) {
     return compare_blocks(op, dtype, x[0], x[1]);
   });
 }
@@ -394,13 +394,13 @@ Array compare(CompareOp op, const Array& a, const Scalar& s) {
 
 Array where(const Array& cond, const Array& a, const Array& b) {
   const DType dtype = promote_types(a.dtype(), b.dtype());
-  return blockwise_broadcast("where", "", {cond, a, b}, dtype, [dtype](absl::Span<const NDArray> x) {
+  return blockwise_broadcast("where", "", {cond, a, b}, dtype, [dtype](std::span<const NDArray> x) {
     return where_blocks(dtype, x[0], x[1], x[2]);
   });
 }
 
 Array isnan(const Array& x) {
-  return blockwise_broadcast("isnan", "", {x}, DType::bool_(), [](absl::Span<const NDArray> b) {
+  return blockwise_broadcast("isnan", "", {x}, DType::bool_(), [](std::span<const NDArray> b) {
     NDArray out = NDArray::empty(DType::bool_(), b[0].shape());
     TensorMap<bool, 1> o(out.data<bool>(), out.size());
     dispatch(b[0].dtype(), [&]<class T>() {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
@@ -20,10 +20,10 @@
 namespace tessera::array::detail {
 
 //! A view of the box `[start, start + shape)` of `a`.
-NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);
+NDArray box_view(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape);
 
 //! The box of `a` as a C-contiguous block: the view when it is one, else a copy.
-NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);
+NDArray contiguous_box(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape);
 
 //! One piece of a new block: the box `[source_start, source_start + shape)` of
 //! source `source` goes to `output_start`.
@@ -66,8 +66,8 @@ struct Shard {
 
 //! Calls `f` for every shard of old block `in` whose new block lies in
 //! `[new_begin, new_end)` on every axis, in C order of the new blocks.
-void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
-                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, std::span<const int64_t> in,
+                    std::span<const int64_t> new_begin, std::span<const int64_t> new_end,
                     absl::FunctionRef<void(const Shard&)> f);
 
 //! The array a rechunk step reads: block (i, j, ...) is the key (name, i, j, ...).
@@ -75,7 +75,7 @@ struct StepInput {
   std::string name;
   Chunks chunks;
   DType dtype;
-  Key block_key(absl::Span<const int64_t> index) const { return Key(name, index); }
+  Key block_key(std::span<const int64_t> index) const { return Key(name, index); }
 };
 
 //! The tasks of one rechunk step and the name of the blocks it makes.

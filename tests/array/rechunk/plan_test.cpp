@@ -138,14 +138,14 @@ TEST_CASE("property: the pieces of every output block tile it exactly (1 to 4 ax
     }
     int64_t pieces = 0;
     std::vector<int64_t> out(ndim, 0);
-    tessera::array::for_each_index(testing::grid_of(new_chunks), [&](absl::Span<const int64_t> out_block) {
+    tessera::array::for_each_index(testing::grid_of(new_chunks), [&](std::span<const int64_t> out_block) {
       std::vector<int64_t> shape(ndim);
       for (size_t a = 0; a < ndim; ++a) shape[a] = new_chunks[a][out_block[a]];
       std::vector<int> hits(static_cast<size_t>(testing::product(shape)), 0);
       for_each_intersection(maps, out_block, [&](const Intersection& x) {
         ++pieces;
         std::vector<int64_t> extent(x.shape.begin(), x.shape.end());
-        tessera::array::for_each_index(extent, [&](absl::Span<const int64_t> e) {
+        tessera::array::for_each_index(extent, [&](std::span<const int64_t> e) {
           int64_t flat = 0;
           for (size_t a = 0; a < ndim; ++a) {
             const int64_t in_local = x.input_start[a] + e[a];
@@ -164,7 +164,7 @@ TEST_CASE("property: the pieces of every output block tile it exactly (1 to 4 ax
     if (largest_block_size(new_chunks) > 0 && largest_block_size(old_chunks) > 0) {
       // Empty arrays visit an empty piece per output block; otherwise the count is exact.
       int64_t nonempty = 0;
-      tessera::array::for_each_index(testing::grid_of(new_chunks), [&](absl::Span<const int64_t> b) {
+      tessera::array::for_each_index(testing::grid_of(new_chunks), [&](std::span<const int64_t> b) {
         for_each_intersection(maps, b, [&](const Intersection&) { ++nonempty; });
       });
       CHECK(nonempty == count_intersections(maps));
