@@ -131,7 +131,7 @@ class ThreadCommunicator final : public Communicator {
       }
     }
     group_->arrive();  // even on a mismatch: a peer must not wait for this rank forever
-    if (!mismatch.empty()) throw std::logic_error(mismatch);
+    if (!mismatch.empty()) throw ValueError(mismatch);
   }
 
   std::vector<int64_t> allgather(int64_t value) override {
@@ -152,7 +152,7 @@ class ThreadCommunicator final : public Communicator {
 }  // namespace
 
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int n) {
-  if (n < 1) throw std::invalid_argument(absl::StrCat("thread_communicators: expected at least 1 rank, found ", n));
+  if (n < 1) throw ValueError(absl::StrCat("thread_communicators: expected at least 1 rank, found ", n));
   auto group = std::make_shared<ThreadGroup>(n);
   std::vector<std::shared_ptr<Communicator>> out;
   for (int r = 0; r < n; ++r) out.push_back(std::make_shared<ThreadCommunicator>(group, r));

@@ -28,6 +28,7 @@
 #include "eager.hpp"
 #include "in_parallel.hpp"
 #include "order_detail.hpp"
+#include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 
 namespace tessera {
@@ -536,7 +537,7 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
 uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities,
                        std::span<const Key> outputs) {
   if (priorities.size() != c.size()) {
-    throw std::invalid_argument("sync_pressure: expected one priority per node (" + std::to_string(c.size()) +
+    throw ValueError("sync_pressure: expected one priority per node (" + std::to_string(c.size()) +
                                 "), found " + std::to_string(priorities.size()));
   }
   return detail::eager_max_held(detail::EagerGraph(g, c, outputs), priorities);

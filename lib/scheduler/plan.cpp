@@ -187,7 +187,7 @@ Plan::Plan(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> pri
            const Cache& cache)
     : graph_(&g), keys_(std::move(keys)) {
   if (c.size() != g.size() || (!priorities.empty() && priorities.size() != g.size())) {
-    throw std::invalid_argument("Plan: expected a compiled form and priorities of the graph's " +
+    throw ValueError("Plan: expected a compiled form and priorities of the graph's " +
                                 std::to_string(g.size()) + " nodes, found " + std::to_string(c.size()) +
                                 " compiled nodes and " + std::to_string(priorities.size()) + " priorities");
   }

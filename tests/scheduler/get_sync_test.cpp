@@ -333,7 +333,7 @@ TEST_CASE("a Plan refuses a compiled form or priorities of another graph") {
   REQUIRE_THROWS_WITH_AS(Plan(g, c, prio, {"w"}),
                          "Plan: expected a compiled form and priorities of the graph's 4 nodes, found 5 compiled "
                          "nodes and 5 priorities",
-                         std::invalid_argument);
+                         ValueError);
 }
 
 namespace {

@@ -57,7 +57,7 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c);
 //! of `priorities` (one per compiled id); after each node, every dependency
 //! whose dependents have all run is released; a node without dependents is not
 //! held. Returns the largest number held just before a node runs.
-//! Throws std::invalid_argument when `priorities` has the wrong size.
+//! Throws ValueError when `priorities` has the wrong size.
 uint32_t order_pressure(const CompiledGraph& c, std::span<const uint32_t> priorities);
 //! The same, compiling `g` first.
 uint32_t order_pressure(const Graph& g, std::span<const uint32_t> priorities);
@@ -69,7 +69,7 @@ uint32_t order_pressure(const Graph& g, std::span<const uint32_t> priorities);
 //! priority pops first; a result dropped once its last dependent has run,
 //! unless it is in `outputs`), counted after each task; literals are data and
 //! aliases are resolved to their targets, as the schedulers do. Throws
-//! std::invalid_argument when `priorities` has the wrong size.
+//! ValueError when `priorities` has the wrong size.
 uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities,
                        std::span<const Key> outputs = {});
 

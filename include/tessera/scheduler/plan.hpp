@@ -56,7 +56,7 @@ class Plan {
   //! such as order(g, c)) instead of compiling and ordering again. The tasks the
   //! request needs keep their relative order from `priorities`; empty
   //! `priorities` let the Plan order as the constructor above does. Throws
-  //! std::invalid_argument when `c` or non-empty `priorities` do not have one
+  //! ValueError when `c` or non-empty `priorities` do not have one
   //! entry per node of `g`.
   Plan(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities, Keys keys,
        const Cache& cache = {});
