@@ -23,6 +23,7 @@
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
+#include "tessera/array/ops/shape.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array {
@@ -291,7 +292,7 @@ Key combine_tree(bool max, Graph& layer, std::vector<Key> level, const std::stri
   return level.front();
 }
 
-Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
+Array arg_reduce_axis(bool max, const Array& x, int axis_arg, int split_every) {
   const std::string name = max ? "argmax" : "argmin";
   if (x.ndim() == 0) throw Error(absl::StrCat(name, ": needs an array of at least one dimension, found a 0-d array"));
   const size_t axis = detail::axis_index(axis_arg, x.ndim(), name);
@@ -437,10 +438,27 @@ Array nanmean(const Array& x, const ReduceOptions& options) {
                                                                : dtype);
 }
 
-Array argmax(const Array& x, int axis, int split_every) { return arg_reduce(true, x, axis, split_every); }
-Array argmin(const Array& x, int axis, int split_every) { return arg_reduce(false, x, axis, split_every); }
-Array argmax(const Array& x) { return arg_reduce_flat(true, x, 8); }
-Array argmin(const Array& x) { return arg_reduce_flat(false, x, 8); }
+namespace {
+
+// argmax or argmin along options.axis (at most one), or of the flattened array.
+Array arg_reduce(bool max, const Array& x, const ReduceOptions& options) {
+  const std::string name = max ? "argmax" : "argmin";
+  if (options.axis.size() > 1) {
+    throw Error(absl::StrCat(name, ": expected at most one axis, found ", options.axis.size()));
+  }
+  if (options.axis.empty()) {
+    Array flat = arg_reduce_flat(max, x, options.split_every);
+    return options.keepdims ? reshape(flat, Shape(x.ndim(), 1)) : flat;
+  }
+  Array along = arg_reduce_axis(max, x, options.axis[0], options.split_every);
+  if (!options.keepdims) return along;
+  return expand_dims(along, static_cast<int>(detail::axis_index(options.axis[0], x.ndim(), name)));
+}
+
+}  // namespace
+
+Array argmax(const Array& x, const ReduceOptions& options) { return arg_reduce(true, x, options); }
+Array argmin(const Array& x, const ReduceOptions& options) { return arg_reduce(false, x, options); }
 
 namespace {
 
