@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tessera/array/ops/creation.hpp"
+#include "tessera/array/delayed.hpp"
 #include "tessera/delayed/delayed.hpp"
 #include "tessera/graph/error.hpp"
 
