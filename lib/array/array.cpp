@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <random>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/strings/str_cat.h>
 
 #include "tessera/graph/error.hpp"
@@ -105,6 +107,21 @@ std::string unique_token() {
 
 Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs)
     : Array(std::move(chunks), dtype, Layer{std::move(name), std::move(layer), {}}, std::move(inputs)) {}
+
+struct Array::State {
+  std::string name;
+  Chunks chunks;
+  DType dtype;
+  std::vector<std::shared_ptr<const Layer>> layers;
+  //! For each key name, the layers (of `layers`) that define keys of that
+  //! name: graph() finds a key's node without scanning every layer.
+  absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>> layers_of_name;
+};
+
+const std::string& Array::name() const { return state_->name; }
+const Chunks& Array::chunks() const { return state_->chunks; }
+DType Array::dtype() const { return state_->dtype; }
+const std::vector<std::shared_ptr<const Layer>>& Array::layers() const { return state_->layers; }
 
 Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, BlockFill fill)
     : Array(std::move(chunks), dtype, Layer{std::move(name), std::move(layer), std::move(fill)}, {}) {}

@@ -43,7 +43,7 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
   return out;
 }
 
-void agree_on_errors(Communicator& comm, absl::FunctionRef<void()> step) {
+void agree_on_errors(Communicator& comm, FunctionRef<void()> step) {
   std::string error;
   try {
     step();

@@ -25,12 +25,12 @@ class PlanBuilder {
         c_(c ? *c : *own_), given_priorities_(priorities) {
     const uint32_t n = c_.size();
     cached_.assign(n, kNone);
-    for (const auto& [key, value] : cache) {
+    cache.for_each([&](const Key& key, const Value& value) {
       if (auto id = g_.index_of(key)) {
         cached_[*id] = static_cast<uint32_t>(cache_values_.size());
         cache_values_.push_back(value);
       }
-    }
+    });
   }
 
   void build() {

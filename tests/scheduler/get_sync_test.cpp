@@ -96,6 +96,28 @@ TEST_CASE("cache values replace their keys, and what only they needed is not run
   CHECK(get_sync(g, "z", {.cache = cache}).as<int>() == 40);
 }
 
+TEST_CASE("Cache: emplace keeps the first value, insert_or_assign replaces it, copies are independent") {
+  Cache cache;
+  CHECK(cache.empty());
+  CHECK(cache.find("z") == nullptr);
+  CHECK(cache.emplace("z", Value(40)));
+  CHECK_FALSE(cache.emplace("z", Value(41)));
+  CHECK(cache.find("z")->as<int>() == 40);
+  cache.insert_or_assign(Key("y", {0, 1}), Value(7));
+  cache.insert_or_assign(Key("y", {0, 1}), Value(8));
+  CHECK(cache.size() == 2);
+  Cache copy = cache;
+  CHECK(copy.erase("z"));
+  CHECK_FALSE(copy.erase("z"));
+  CHECK(cache.contains("z"));
+  CHECK_FALSE(copy.contains("z"));
+  int sum = 0;
+  cache.for_each([&](const Key&, const Value& v) { sum += v.as<int>(); });
+  CHECK(sum == 48);
+  Cache moved = std::move(copy);
+  CHECK(moved.find(Key("y", {0, 1}))->as<int>() == 8);
+}
+
 TEST_CASE("a task's exception becomes a TaskError with key, function, message and the original nested") {
   Graph g = small_graph();
   g.task("bad", boom, ref("z"));

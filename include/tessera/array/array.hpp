@@ -31,8 +31,6 @@
 #include <string_view>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-#include <absl/container/inlined_vector.h>
 #include <span>
 
 #include "tessera/array/core/chunks.hpp"
@@ -81,21 +79,21 @@ class Array {
   Array(std::string name, Chunks chunks, DType dtype, Graph layer, BlockFill fill);
 
   //! The name shared by the block keys.
-  const std::string& name() const { return state_->name; }
+  const std::string& name() const;
   //! Block sizes along each axis.
-  const Chunks& chunks() const { return state_->chunks; }
+  const Chunks& chunks() const;
   //! The element type.
-  DType dtype() const { return state_->dtype; }
+  DType dtype() const;
   //! The whole array's shape.
-  Shape shape() const { return state_->chunks.shape(); }
+  Shape shape() const { return chunks().shape(); }
   //! Number of axes.
-  size_t ndim() const { return state_->chunks.ndim(); }
+  size_t ndim() const { return chunks().ndim(); }
   //! Number of elements.
   int64_t size() const;
   //! Bytes of the whole array once computed.
   int64_t nbytes() const { return size() * static_cast<int64_t>(dtype().itemsize()); }
   //! Blocks along each axis.
-  std::vector<int64_t> numblocks() const { return state_->chunks.numblocks(); }
+  std::vector<int64_t> numblocks() const { return chunks().numblocks(); }
 
   //! The key of block `index` (one index per axis): `(name, i, j, ...)`.
   Key block_key(std::span<const int64_t> index) const { return Key(name(), index); }
@@ -103,7 +101,7 @@ class Array {
   std::vector<Key> keys() const;
 
   //! The layers this array's graph is made of, inputs first.
-  const std::vector<std::shared_ptr<const Layer>>& layers() const { return state_->layers; }
+  const std::vector<std::shared_ptr<const Layer>>& layers() const;
   //! One graph holding every task this array's blocks need, and no other.
   Graph graph() const;
 
@@ -124,15 +122,7 @@ class Array {
   }
 
  private:
-  struct State {
-    std::string name;
-    Chunks chunks;
-    DType dtype;
-    std::vector<std::shared_ptr<const Layer>> layers;
-    //! For each key name, the layers (of `layers`) that define keys of that
-    //! name: graph() finds a key's node without scanning every layer.
-    absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>> layers_of_name;
-  };
+  struct State;  // array.cpp: name, chunks, dtype, layers and an index of them by key name
   Scalar compute_scalar(const ComputeOptions& options) const;
   Array(Chunks chunks, DType dtype, Layer layer, std::vector<Array> inputs);
   std::shared_ptr<const State> state_;

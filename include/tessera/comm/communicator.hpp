@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/functional/function_ref.h>
+#include "tessera/graph/function_ref.hpp"
 #include <span>
 
 namespace tessera {
@@ -63,10 +63,10 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
 //! any rank, throws tessera::Error on every rank, naming each rank that failed
 //! and its message ("rank 1 of 4: cannot open ..."); a rank never waits for a
 //! peer that has given up. Collective.
-void agree_on_errors(Communicator& comm, absl::FunctionRef<void()> step);
+void agree_on_errors(Communicator& comm, FunctionRef<void()> step);
 
 //! `n` (>= 1) ranks that are threads of this process: rank r's endpoint is
-//! element r, to be used by one thread. Throws std::invalid_argument for n < 1.
+//! element r, to be used by one thread. Throws ValueError for n < 1.
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int n);
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
 #include <absl/functional/function_ref.h>
 #include <span>
 
@@ -25,13 +26,16 @@ NDArray box_view(const NDArray& a, std::span<const int64_t> start, std::span<con
 //! The box of `a` as a C-contiguous block: the view when it is one, else a copy.
 NDArray contiguous_box(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape);
 
+//! An n-D index or extent stored inline: a graph holds one per piece and axis.
+using SmallIndex = absl::InlinedVector<int64_t, 4>;
+
 //! One piece of a new block: the box `[source_start, source_start + shape)` of
 //! source `source` goes to `output_start`.
 struct PieceCopy {
   size_t source = 0;
-  Intersection::Index source_start;
-  Intersection::Index output_start;
-  Intersection::Index shape;
+  SmallIndex source_start;
+  SmallIndex output_start;
+  SmallIndex shape;
 };
 
 //! How to build one new block from its sources.
@@ -58,10 +62,10 @@ Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks);
 //! `[source_start, source_start + shape)` of the old block lands at
 //! `target_start` in new block `new_block`.
 struct Shard {
-  Intersection::Index new_block;
-  Intersection::Index source_start;
-  Intersection::Index target_start;
-  Intersection::Index shape;
+  SmallIndex new_block;
+  SmallIndex source_start;
+  SmallIndex target_start;
+  SmallIndex shape;
 };
 
 //! Calls `f` for every shard of old block `in` whose new block lies in

@@ -121,7 +121,7 @@ Intersection::Index piece_grid(const std::vector<AxisMap>& maps, std::span<const
 }
 
 void for_each_intersection(const std::vector<AxisMap>& maps, std::span<const int64_t> output_block,
-                           absl::FunctionRef<void(const Intersection&)> visit) {
+                           FunctionRef<void(const Intersection&)> visit) {
   const size_t ndim = maps.size();
   if (output_block.size() != ndim) {
     throw ChunkError("rechunk: expected an output block index of " + std::to_string(ndim) +

@@ -191,7 +191,8 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions&
     plan->shape = chunks.block_shape({out.begin(), out.end()});
     std::vector<Arg> sources;
     for (const Intersection& p : pieces) {
-      PieceCopy copy{sources.size(), p.input_start, p.output_start, p.shape};
+      PieceCopy copy{sources.size(), {p.input_start.begin(), p.input_start.end()},
+                     {p.output_start.begin(), p.output_start.end()}, {p.shape.begin(), p.shape.end()}};
       if (fuse || is_whole_block(x.chunks, p)) {
         sources.emplace_back(ref(input_key(x, p.input_block)));
       } else {

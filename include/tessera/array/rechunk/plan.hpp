@@ -37,8 +37,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/inlined_vector.h>
-#include <absl/functional/function_ref.h>
+#include "tessera/graph/function_ref.hpp"
 #include <span>
 
 #include "tessera/array/core/chunks.hpp"
@@ -85,8 +84,8 @@ std::vector<std::vector<int64_t>> new_from_old_axis(const AxisMap& map, size_t o
 //! of input block `input_block` goes to `output_start` in the output block.
 //! `position` is the piece's index in the output block's grid of pieces.
 struct Intersection {
-  //! An n-D index with up to four axes inline.
-  using Index = absl::InlinedVector<int64_t, 4>;
+  //! An n-D index.
+  using Index = std::vector<int64_t>;
   //! The input block's grid index.
   Index input_block;
   //! Where the box starts inside the input block.
@@ -102,7 +101,7 @@ struct Intersection {
 //! Calls `visit` for each piece of output block `output_block`, in C order of
 //! `position`. Builds the Cartesian product of the per-axis pieces on the fly.
 void for_each_intersection(const std::vector<AxisMap>& maps, std::span<const int64_t> output_block,
-                           absl::FunctionRef<void(const Intersection&)> visit);
+                           FunctionRef<void(const Intersection&)> visit);
 
 //! The grid of pieces of one output block: its per-axis piece counts.
 Intersection::Index piece_grid(const std::vector<AxisMap>& maps,

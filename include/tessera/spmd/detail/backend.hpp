@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
+#include <unordered_map>
 
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/value.hpp"
@@ -60,7 +60,7 @@ class Namespace {
 
  private:
   int id_;
-  absl::flat_hash_map<std::string, Value> ns_;
+  std::unordered_map<std::string, Value> ns_;
 };
 
 //! The engines of one apply, behind the collectives of spmd::Context. Ranks are
