@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,6 +98,7 @@ class Array {
 
   //! The key of block `index` (one index per axis): `(name, i, j, ...)`.
   Key block_key(std::span<const int64_t> index) const { return Key(name(), index); }
+  Key block_key(std::initializer_list<int64_t> index) const { return Key(name(), index); }
   //! Every block key, in C order of the block grid.
   std::vector<Key> keys() const;
 

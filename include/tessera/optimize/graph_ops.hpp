@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include <span>
@@ -54,6 +55,10 @@ struct CulledIds {
 };
 CulledIds cull_ids(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> roots,
                    std::span<const uint8_t> known = {});
+inline CulledIds cull_ids(const Graph& g, const CompiledGraph& c, std::initializer_list<uint32_t> roots,
+                          std::span<const uint8_t> known = {}) {
+  return cull_ids(g, c, std::span<const uint32_t>(roots.begin(), roots.size()), known);
+}
 
 //! Node ids in an order where every node comes after its dependencies (ties by
 //! id). Throws CycleError printing the cycle (`a -> b -> a`).
