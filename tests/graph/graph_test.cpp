@@ -4,6 +4,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <absl/hash/hash.h>
+
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
