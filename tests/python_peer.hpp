@@ -43,7 +43,7 @@ inline std::set<std::pair<std::string, int>>& marked() {
 //! The peer's interpreter; fails the running test when there is none (reached
 //! only under CI=true, where needed() does not skip).
 inline std::string python() {
-  if (!available()) FAIL("this test compares with the python peer, which must run under CI=true: " << missing_reason);
+  if (!available()) FAIL("this test compares with the python peer, which must run under CI=true: " << std::string(missing_reason));
   return std::getenv("TESSERA_PYTHON");
 }
 
