@@ -159,7 +159,7 @@ TEST_CASE("argmax and argmin keep the reduced axes with extent 1 under keepdims,
   const Array cols = argmin(x, {.axis = {-2}, .keepdims = true});
   REQUIRE(cols.shape() == Shape{1, 4});
   CHECK(cols.compute().at<int64_t>({0, 3}) == 1);
-  const Array flat = argmin(x, {.keepdims = true});
+  const Array flat = argmin(x, {.axis = {}, .keepdims = true});
   REQUIRE(flat.shape() == Shape{1, 1});
   CHECK(flat.compute().at<int64_t>({0, 0}) == 0);
 }
