@@ -42,7 +42,7 @@ using namespace tessera;
 
 namespace {
 
-int unit(absl::Span<const Value>) { return 0; }
+int unit(std::span<const Value>) { return 0; }
 
 void put(Graph& g, Key key, std::vector<Key> deps) {
   std::vector<Arg> args;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
@@ -31,7 +31,7 @@ struct DagShape {
   std::vector<uint32_t> outputs;               //!< the requested nodes
 
   uint32_t size() const { return static_cast<uint32_t>(keys.size()); }
-  absl::Span<const uint32_t> dependencies(uint32_t i) const {
+  std::span<const uint32_t> dependencies(uint32_t i) const {
     return {deps.data() + dep_offsets[i], dep_offsets[i + 1] - dep_offsets[i]};
   }
   //! Appends a node reading `ds`; returns its id.

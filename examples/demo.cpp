@@ -324,7 +324,7 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
   const std::string input = s.input.empty() ? (work / "image.zarr").string() : s.input;
   if (s.input.empty()) {
     tessera::diagnostics::ProgressBar bar;
-    auto make = [&image](absl::Span<const int64_t> offset, const ta::Shape& shape) {
+    auto make = [&image](std::span<const int64_t> offset, const ta::Shape& shape) {
       return image.block(offset[0], shape);
     };
     const ta::Array x = ta::from_blocks(make, ta::DType::float32(), {rows, cols}, {row_block, -1});

@@ -281,7 +281,7 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
   options.communicator = comm;
   try {
     (void)ta::rechunk_store(*x, target, dst, options);
-  } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, on every rank
+  } catch (const ValueError& e) {  // a codec the target format cannot take, on every rank
     throw UsageError(std::string("--codec: ") + e.what());
   }
   if (comm->rank() == 0) {
@@ -393,7 +393,7 @@ int run(std::vector<std::string> argv) {
       }
       throw;
     }
-  } catch (const std::invalid_argument& e) {  // a codec the target format cannot take, found before writing
+  } catch (const ValueError& e) {  // a codec the target format cannot take, found before writing
     throw UsageError(std::string("--codec: ") + e.what());
   } catch (const Cancelled&) {
     if (interrupts.signal() == 0) throw;

@@ -122,12 +122,12 @@ Source open_source(const std::string& src, const SourceLimits& limits) {
     }
     ta::Array x = open_zarr(src, limits);
     return {x, ta::zarr::open(src).chunks()};
-  } catch (const StorageError& e) {
+  } catch (const Error& e) {
+    // Every error tessera throws (a StorageError, a bad codec or .npy header)
+    // names the source and what is wrong with it.
     throw InputError(src, e.what());
   } catch (const std::bad_alloc&) {
     throw InputError(src, "cannot open: it needs more memory than this machine gives (std::bad_alloc)");
-  } catch (const Error&) {
-    throw;
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {

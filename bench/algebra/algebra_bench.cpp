@@ -36,7 +36,7 @@ namespace {
 // The input both sides use: x[i, j] = ((7919 i + 104729 j) mod 1009) / 1009,
 // spread so that rows and columns differ and argmax has few ties.
 template <class T>
-ta::NDArray formula_block(absl::Span<const int64_t> offset, const ta::Shape& shape) {
+ta::NDArray formula_block(std::span<const int64_t> offset, const ta::Shape& shape) {
   ta::NDArray b = ta::NDArray::empty(ta::dtype_of<T>, shape);
   T* p = b.data<T>();
   for (int64_t i = 0; i < shape[0]; ++i) {
@@ -54,7 +54,7 @@ template <class T>
 ta::Array persisted(const std::string& name, int64_t n, int64_t block) {
   const ta::Chunks chunks = ta::normalize_chunks(block, {n, n});
   tessera::Graph layer;
-  ta::for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  ta::for_each_block(chunks, [&](std::span<const int64_t> idx) {
     const std::vector<int64_t> index(idx.begin(), idx.end());
     layer.put(tessera::Key(name, idx), tessera::Value(formula_block<T>(chunks.block_offset(index),
                                                                        chunks.block_shape(index))));
@@ -169,6 +169,6 @@ int main(int argc, char** argv) {
   }
   const ta::Array zero = ta::from_ndarray(ta::NDArray::zeros(ta::DType::float32(), {}));
   measure("where", repeats, workers, [&] { return ta::where(ta::greater(x, ta::Scalar(0.5f)), x, zero); });
-  measure("argmax", repeats, workers, [&] { return ta::argmax(x, 0); });
+  measure("argmax", repeats, workers, [&] { return ta::argmax(x, {.axis = {0}, .split_every = 8}); });
   return 0;
 }

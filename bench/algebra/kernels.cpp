@@ -109,9 +109,9 @@ void rows(const ta::Array& x, int repeats) {
       [&] { return eval<T, 1>(dims1, a.template maximum<std::array<Eigen::Index, 1>, Eigen::PropagateNaN>(axis0)); });
   row("max_axis1", [&] { return ta::max(x, {.axis = {1}}).compute(one); },
       [&] { return eval<T, 1>(dims1, a.template maximum<std::array<Eigen::Index, 1>, Eigen::PropagateNaN>(axis1)); });
-  row("argmax_axis0", [&] { return ta::argmax(x, 0).compute(one); },
+  row("argmax_axis0", [&] { return ta::argmax(x, {.axis = {0}, .split_every = 8}).compute(one); },
       [&] { return eval<int64_t, 1>(dims1, a.argmax(0).template cast<int64_t>()); });
-  row("argmax_axis1", [&] { return ta::argmax(x, 1).compute(one); },
+  row("argmax_axis1", [&] { return ta::argmax(x, {.axis = {1}, .split_every = 8}).compute(one); },
       [&] { return eval<int64_t, 1>(dims1, a.argmax(1).template cast<int64_t>()); });
   // A block transposed into C order: the strided copy NDArray::copy makes.
   const std::array<int, 2> swap{1, 0};

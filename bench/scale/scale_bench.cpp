@@ -39,7 +39,7 @@ struct Clock {
 };
 
 int64_t one(int64_t i) { return i & 1; }
-int64_t total(absl::Span<const Value> in) {
+int64_t total(std::span<const Value> in) {
   int64_t s = 0;
   for (const Value& v : in) s += v.as<int64_t>();
   return s;

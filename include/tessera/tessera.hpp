@@ -67,4 +67,5 @@
 
 #include "tessera/spmd/spmd.hpp"
 
+#include "tessera/array/delayed.hpp"
 #include "tessera/delayed/delayed.hpp"

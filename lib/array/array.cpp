@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <random>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/strings/str_cat.h>
 
 #include "tessera/graph/error.hpp"
@@ -67,7 +69,7 @@ void add_names(const Layer& layer,
 
 }  // namespace
 
-std::vector<Slice> block_region(const Chunks& chunks, absl::Span<const int64_t> index) {
+std::vector<Slice> block_region(const Chunks& chunks, std::span<const int64_t> index) {
   const std::vector<int64_t> block(index.begin(), index.end());
   const Shape offset = chunks.block_offset(block), shape = chunks.block_shape(block);
   std::vector<Slice> region;
@@ -106,6 +108,21 @@ std::string unique_token() {
 Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs)
     : Array(std::move(chunks), dtype, Layer{std::move(name), std::move(layer), {}}, std::move(inputs)) {}
 
+struct Array::State {
+  std::string name;
+  Chunks chunks;
+  DType dtype;
+  std::vector<std::shared_ptr<const Layer>> layers;
+  //! For each key name, the layers (of `layers`) that define keys of that
+  //! name: graph() finds a key's node without scanning every layer.
+  absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>> layers_of_name;
+};
+
+const std::string& Array::name() const { return state_->name; }
+const Chunks& Array::chunks() const { return state_->chunks; }
+DType Array::dtype() const { return state_->dtype; }
+const std::vector<std::shared_ptr<const Layer>>& Array::layers() const { return state_->layers; }
+
 Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, BlockFill fill)
     : Array(std::move(chunks), dtype, Layer{std::move(name), std::move(layer), std::move(fill)}, {}) {}
 
@@ -120,7 +137,7 @@ Array::Array(Chunks chunks, DType dtype, Layer layer, std::vector<Array> inputs)
       if (seen.insert(l->name).second) state->layers.push_back(l);
     }
   }
-  for_each_block(chunks, [&](absl::Span<const int64_t> index) {
+  for_each_block(chunks, [&](std::span<const int64_t> index) {
     Key k(name, index);
     if (!layer.graph.contains(k)) {
       throw ChunkError(absl::StrCat("array '", name, "' with chunks ", chunks.str(),
@@ -158,7 +175,7 @@ int64_t Array::size() const {
 std::vector<Key> Array::keys() const {
   std::vector<Key> out;
   out.reserve(static_cast<size_t>(chunks().total_blocks()));
-  for_each_block(chunks(), [&](absl::Span<const int64_t> index) { out.push_back(block_key(index)); });
+  for_each_block(chunks(), [&](std::span<const int64_t> index) { out.push_back(block_key(index)); });
   return out;
 }
 

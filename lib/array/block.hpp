@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/dtype.hpp"
@@ -18,7 +18,7 @@ namespace tessera::array {
 const NDArray& block_value(const Value& v, const std::string& what);
 
 //! The region of block `index` of `chunks`, as slices of the whole array.
-std::vector<Slice> block_region(const Chunks& chunks, absl::Span<const int64_t> index);
+std::vector<Slice> block_region(const Chunks& chunks, std::span<const int64_t> index);
 
 //! ChunkError unless `block` has `shape` and `dtype`; names `key` and `function`.
 void check_block(const NDArray& block, const Shape& shape, DType dtype, const Key& key,

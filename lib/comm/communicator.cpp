@@ -43,7 +43,7 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
   return out;
 }
 
-void agree_on_errors(Communicator& comm, absl::FunctionRef<void()> step) {
+void agree_on_errors(Communicator& comm, FunctionRef<void()> step) {
   std::string error;
   try {
     step();
@@ -76,7 +76,7 @@ struct ThreadGroup {
 
   struct Post {
     const std::byte* send = nullptr;
-    absl::Span<const int64_t> send_counts, send_offsets;
+    std::span<const int64_t> send_counts, send_offsets;
     int64_t value = 0;
   };
 
@@ -111,9 +111,9 @@ class ThreadCommunicator final : public Communicator {
 
   // Each rank posts its send buffer, then pulls its part of every peer's; the
   // second barrier keeps the senders' buffers alive until every rank has read.
-  void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts, absl::Span<const int64_t> send_offsets,
-                 std::byte* recv, absl::Span<const int64_t> recv_counts,
-                 absl::Span<const int64_t> recv_offsets) override {
+  void alltoallv(const std::byte* send, std::span<const int64_t> send_counts, std::span<const int64_t> send_offsets,
+                 std::byte* recv, std::span<const int64_t> recv_counts,
+                 std::span<const int64_t> recv_offsets) override {
     auto& mine = group_->posts[static_cast<size_t>(rank_)];
     mine.send = send;
     mine.send_counts = send_counts;
@@ -131,7 +131,7 @@ class ThreadCommunicator final : public Communicator {
       }
     }
     group_->arrive();  // even on a mismatch: a peer must not wait for this rank forever
-    if (!mismatch.empty()) throw std::logic_error(mismatch);
+    if (!mismatch.empty()) throw ValueError(mismatch);
   }
 
   std::vector<int64_t> allgather(int64_t value) override {
@@ -152,7 +152,7 @@ class ThreadCommunicator final : public Communicator {
 }  // namespace
 
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int n) {
-  if (n < 1) throw std::invalid_argument(absl::StrCat("thread_communicators: expected at least 1 rank, found ", n));
+  if (n < 1) throw ValueError(absl::StrCat("thread_communicators: expected at least 1 rank, found ", n));
   auto group = std::make_shared<ThreadGroup>(n);
   std::vector<std::shared_ptr<Communicator>> out;
   for (int r = 0; r < n; ++r) out.push_back(std::make_shared<ThreadCommunicator>(group, r));

@@ -7,8 +7,8 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 
-#include "tessera/array/core/chunks.hpp"
 #include "diagnostics/write_file.hpp"
+#include "tessera/array/array.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/key_split.hpp"
 #include "tessera/scheduler/get.hpp"
@@ -150,61 +150,6 @@ std::string to_dot(const std::vector<Lazy>& values) {
 
 void visualize(const std::vector<Lazy>& values, const std::string& path) {
   diagnostics::detail::write_file(path, to_dot(values));
-}
-
-std::vector<Delayed<array::NDArray>> to_delayed(const array::Array& x) {
-  // One fragment for all blocks: merging copies it once however many blocks are used.
-  auto fragment = std::make_shared<const Graph>(x.graph());
-  std::vector<Delayed<array::NDArray>> out;
-  for (const Key& k : x.keys()) out.emplace_back(Lazy(k, fragment));
-  return out;
-}
-
-namespace {
-
-array::NDArray check_block(const array::NDArray& block, const array::Shape& shape,
-                           const std::string& dtype) {
-  if (block.shape() != shape || block.dtype().str() != dtype) {
-    throw TypeError(absl::StrCat("from_delayed: expected a block of shape ", array::shape_str(shape),
-                                 " and dtype ", dtype, ", found shape ",
-                                 array::shape_str(block.shape()), " and dtype ",
-                                 block.dtype().str()));
-  }
-  return block;
-}
-
-}  // namespace
-
-array::Array from_delayed(const std::vector<Delayed<array::NDArray>>& blocks,
-                          const array::Chunks& chunks, array::DType dtype) {
-  const int64_t expected = chunks.total_blocks();
-  if (static_cast<int64_t>(blocks.size()) != expected) {
-    throw ChunkError(absl::StrCat("from_delayed: chunks ", chunks.str(), " need ", expected,
-                                  " blocks, found ", blocks.size()));
-  }
-  std::vector<Lazy> lazies(blocks.begin(), blocks.end());
-  std::string parts = absl::StrCat(chunks.str(), "|", dtype.str());
-  for (const Lazy& b : lazies) absl::StrAppend(&parts, "|", b.key().str());
-  const std::string name = "from-delayed-" + array::token({parts});
-  Graph layer = merged_graph(lazies);
-  size_t i = 0;
-  array::for_each_block(chunks, [&](absl::Span<const int64_t> index) {
-    array::Shape shape(index.size());
-    for (size_t a = 0; a < index.size(); ++a) {
-      shape[a] = chunks[a][static_cast<size_t>(index[a])];
-    }
-    layer.task(Key(name, index), fn("from_delayed", check_block), ref(blocks[i++].key()), shape,
-               dtype.str());
-  });
-  return array::Array(name, chunks, dtype, std::move(layer));
-}
-
-array::Array from_delayed(const Delayed<array::NDArray>& block, const array::Shape& shape,
-                          array::DType dtype) {
-  std::vector<std::vector<int64_t>> sizes;
-  for (int64_t s : shape) sizes.push_back({s});
-  return from_delayed(std::vector<Delayed<array::NDArray>>{block}, array::Chunks(std::move(sizes)),
-                      dtype);
 }
 
 }  // namespace tessera

@@ -1,13 +1,45 @@
 #include "tessera/graph/graph.hpp"
 
+#include <absl/container/flat_hash_set.h>
+#include <absl/hash/hash.h>
+
 #include "tessera/graph/error.hpp"
 
 namespace tessera {
 
+namespace detail {
+struct GraphIdHash {
+  using is_transparent = void;
+  const std::vector<Key>* keys;
+  size_t operator()(uint32_t id) const { return absl::Hash<Key>{}((*keys)[id]); }
+  size_t operator()(const Key& k) const { return absl::Hash<Key>{}(k); }
+};
+struct GraphIdEq {
+  using is_transparent = void;
+  const std::vector<Key>* keys;
+  const Key& key(uint32_t id) const { return (*keys)[id]; }
+  static const Key& key(const Key& k) { return k; }
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const { return key(a) == key(b); }
+};
+}  // namespace detail
+
+struct Graph::Index : absl::flat_hash_set<uint32_t, detail::GraphIdHash, detail::GraphIdEq> {
+  using flat_hash_set::flat_hash_set;
+};
+
+void Graph::IndexDeleter::operator()(Index* index) const { delete index; }
+
+Graph::IndexPtr Graph::index_over(const KeyList* keys) {
+  return IndexPtr(new Index(0, detail::GraphIdHash{keys}, detail::GraphIdEq{keys}));
+}
+
+bool Graph::contains(const Key& key) const { return index_->contains(key); }
+
 Graph::Graph(const Graph& other)
     : keys_(std::make_unique<KeyList>(*other.keys_)), nodes_(other.nodes_), index_(index_over(keys_.get())) {
-  index_.reserve(keys_->size());
-  for (uint32_t i = 0; i < keys_->size(); ++i) index_.insert(i);
+  index_->reserve(keys_->size());
+  for (uint32_t i = 0; i < keys_->size(); ++i) index_->insert(i);
 }
 
 // The index moves with the keys it points at; `other` gets a fresh empty state.
@@ -34,7 +66,7 @@ Graph& Graph::operator=(Graph&& other) noexcept {
 
 void Graph::set(const Key& key, Node node) {
   bool inserted = false;
-  auto it = index_.lazy_emplace(key, [&](const Index::constructor& make) {
+  auto it = index_->lazy_emplace(key, [&](const Index::constructor& make) {
     const auto id = static_cast<uint32_t>(keys_->size());
     keys_->push_back(key);
     nodes_.push_back(std::move(node));
@@ -45,14 +77,14 @@ void Graph::set(const Key& key, Node node) {
 }
 
 std::optional<uint32_t> Graph::index_of(const Key& key) const {
-  auto it = index_.find(key);
-  if (it == index_.end()) return std::nullopt;
+  auto it = index_->find(key);
+  if (it == index_->end()) return std::nullopt;
   return *it;
 }
 
 const Node* Graph::find(const Key& key) const {
-  auto it = index_.find(key);
-  return it == index_.end() ? nullptr : &nodes_[*it];
+  auto it = index_->find(key);
+  return it == index_->end() ? nullptr : &nodes_[*it];
 }
 
 const Node& Graph::at(const Key& key) const {
@@ -60,13 +92,13 @@ const Node& Graph::at(const Key& key) const {
   throw MissingKeyError(key, std::nullopt);
 }
 
-absl::Span<const Key> Graph::dependencies(uint32_t i) const {
+std::span<const Key> Graph::dependencies(uint32_t i) const {
   const Node& n = nodes_[i];
   switch (n.kind()) {
     case Node::Kind::task:
       return n.task().dependencies();
     case Node::Kind::alias:
-      return absl::MakeConstSpan(&n.target(), 1);
+      return std::span(&n.target(), 1);
     case Node::Kind::literal:
       break;
   }
@@ -76,7 +108,7 @@ absl::Span<const Key> Graph::dependencies(uint32_t i) const {
 void Graph::reserve(size_t n) {
   keys_->reserve(n);
   nodes_.reserve(n);
-  index_.reserve(n);
+  index_->reserve(n);
 }
 
 }  // namespace tessera

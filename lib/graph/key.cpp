@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/hash/hash.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 #include <mutex>
@@ -91,8 +92,8 @@ size_t detail::interned_name_count() { return names().size(); }
 
 Key::Key(std::string_view name) : name_(names().acquire(name)) {}
 
-Key::Key(std::string_view name, absl::Span<const int64_t> index)
-    : name_(names().acquire(name)), index_(index.begin(), index.end()), tuple_(true) {}
+Key::Key(std::string_view name, std::span<const int64_t> index)
+    : name_(names().acquire(name)), index_(index), tuple_(true) {}
 
 std::string Key::str() const {
   if (!tuple_) return std::string(name());
@@ -137,5 +138,7 @@ std::strong_ordering operator<=>(const Key& a, const Key& b) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Key& k) { return os << k.str(); }
+
+size_t Key::hash() const { return absl::HashOf(*this); }
 
 }  // namespace tessera

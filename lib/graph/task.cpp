@@ -75,7 +75,7 @@ void Task::assign_slots() {
   assign_slots(args_, index);
 }
 
-Value Task::evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const {
+Value Task::evaluate(const Arg& a, FunctionRef<const Value&(size_t)> dep) const {
   return std::visit(
       [&](const auto& v) -> Value {
         using V = std::decay_t<decltype(v)>;
@@ -95,11 +95,11 @@ Value Task::evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) 
       a.v_);
 }
 
-Value Task::run(absl::FunctionRef<const Value&(size_t)> dep) const {
+Value Task::run(FunctionRef<const Value&(size_t)> dep) const {
   absl::InlinedVector<Value, 4> values;
   values.reserve(args_.size());
   for (const Arg& a : args_) values.push_back(evaluate(a, dep));
-  return (*fn_)(absl::MakeConstSpan(values.data(), values.size()));
+  return (*fn_)(std::span(values.data(), values.size()));
 }
 
 }  // namespace tessera

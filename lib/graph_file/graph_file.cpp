@@ -300,7 +300,7 @@ class Reader {
     args.reserve(deps.size());
     for (Key& d : deps) args.emplace_back(ref(std::move(d)));
     const bool allocate = results_ == ResultMemory::allocated;
-    auto make = [nbytes, allocate](absl::Span<const Value> inputs) {
+    auto make = [nbytes, allocate](std::span<const Value> inputs) {
       // Read every input, as a real task would, then make the result.
       size_t seen = 0;
       for (const Value& v : inputs) seen += v.nbytes();

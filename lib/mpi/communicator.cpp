@@ -34,9 +34,9 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts, absl::Span<const int64_t> send_offsets,
-                 std::byte* recv, absl::Span<const int64_t> recv_counts,
-                 absl::Span<const int64_t> recv_offsets) override {
+  void alltoallv(const std::byte* send, std::span<const int64_t> send_counts, std::span<const int64_t> send_offsets,
+                 std::byte* recv, std::span<const int64_t> recv_counts,
+                 std::span<const int64_t> recv_offsets) override {
     // Every rank must take the same path: agree whether any count or offset passes int.
     int large = fits(send_counts, send_offsets) && fits(recv_counts, recv_offsets) ? 0 : 1;
     MPI_Allreduce(MPI_IN_PLACE, &large, 1, MPI_INT, MPI_MAX, comm_);
@@ -63,7 +63,7 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  static bool fits(absl::Span<const int64_t> counts, absl::Span<const int64_t> offsets) {
+  static bool fits(std::span<const int64_t> counts, std::span<const int64_t> offsets) {
     for (size_t q = 0; q < counts.size(); ++q) {
       if (counts[q] > INT_MAX || offsets[q] > INT_MAX) return false;
     }

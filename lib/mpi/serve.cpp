@@ -133,7 +133,7 @@ class Server {
         const auto& pair = a.as<ValueList>();
         values.push_back(pair.at(0).as<bool>() ? ns_.lookup(pair.at(1).as<std::string>()) : pair.at(1));
       }
-      result = spmd::detail::invoke_apply(fn, name, absl::MakeConstSpan(values.data(), values.size()));
+      result = spmd::detail::invoke_apply(fn, name, std::span(values.data(), values.size()));
     } catch (...) {
       error = std::current_exception();
     }

@@ -12,7 +12,7 @@
 
 namespace tessera::detail {
 
-EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs) : n(c.size()) {
+EagerGraph::EagerGraph(const Graph& g, const CompiledGraph& c, std::span<const Key> outputs) : n(c.size()) {
   task.assign(n, 0);
   kept.assign(n, 0);
   // The schedulers run only what the requested keys need (all of the graph
@@ -72,7 +72,7 @@ namespace {
 // taken back. (Not the schedulers' detail::Run, which runs tasks for real.)
 class Simulation {
  public:
-  Simulation(const EagerGraph& eg, absl::Span<const uint32_t> rank) : eg_(eg), rank_(rank) {
+  Simulation(const EagerGraph& eg, std::span<const uint32_t> rank) : eg_(eg), rank_(rank) {
     waiting_.resize(eg.n);
     readers_left_.resize(eg.n);
     for (uint32_t i = 0; i < eg.n; ++i) {
@@ -153,7 +153,7 @@ class Simulation {
 
  private:
   const EagerGraph& eg_;
-  absl::Span<const uint32_t> rank_;
+  std::span<const uint32_t> rank_;
   std::vector<uint32_t> waiting_, readers_left_, stack_;
   std::vector<uint32_t> tried_;  // tasks the trials not yet undone ran, in order
 };
@@ -287,7 +287,7 @@ class TrialCache {
   const Simulation::Effect* find(uint32_t i) const { return valid_[i] ? &effect_[i] : nullptr; }
 
   //! Keeps root `i`'s complete trial, which ran `ran`.
-  void keep(uint32_t i, const Simulation::Effect& e, absl::Span<const uint32_t> ran) {
+  void keep(uint32_t i, const Simulation::Effect& e, std::span<const uint32_t> ran) {
     // Entries of forgotten trials pile up; past a bound, forget every trial
     // (amortized, each entry is made and dropped once).
     if (entries_.size() > 8 * size_t{eg_.n} + 4096) forget_all();
@@ -345,7 +345,7 @@ class TrialCache {
 
 }  // namespace
 
-uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities) {
+uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> priorities) {
   Simulation run(eg, priorities);
   std::vector<uint32_t> roots = run.initial_ready();
   int64_t held = 0, worst = 0;
@@ -398,7 +398,7 @@ uint32_t forest_min_held(const EagerGraph& eg) {
 }
 
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
-                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates,
+                                     std::span<const uint32_t> base, RootChoice choice, uint32_t candidates,
                                      uint32_t& max_held, uint32_t give_up_at) {
   const uint32_t n = eg.n;
   Simulation run(eg, base);
@@ -487,7 +487,7 @@ std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, con
       } else {
         e = run.cascade(roots[i], true, [&](uint32_t t) { runs.push_back(t); }, budget);
         run.undo();
-        if (cache && e.complete) cache->keep(i, e, absl::MakeConstSpan(runs).subspan(from));
+        if (cache && e.complete) cache->keep(i, e, std::span(runs).subspan(from));
       }
       budget -= e.ran;
       if (!e.complete) break;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
@@ -23,12 +23,12 @@ struct EagerGraph {
   uint32_t n = 0;
   Csr deps, dents;
   std::vector<uint8_t> task, kept;
-  EagerGraph(const Graph& g, const CompiledGraph& c, absl::Span<const Key> outputs);
+  EagerGraph(const Graph& g, const CompiledGraph& c, std::span<const Key> outputs);
 };
 
 //! Largest number of counted results held after a task, running the graph
 //! with `priorities` (one per compiled id, lower first).
-uint32_t eager_max_held(const EagerGraph& eg, absl::Span<const uint32_t> priorities);
+uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> priorities);
 
 //! When every task feeds at most one task and no result is kept, the least any
 //! order can hold (the Sethi-Ullman count: a task's inputs run largest need
@@ -54,7 +54,7 @@ enum class RootChoice {
 //! priorities: a caller keeping the order that holds fewest need not finish
 //! a run that already holds as many as its best.
 std::vector<uint32_t> eager_sequence(const Graph& g, const CompiledGraph& c, const EagerGraph& eg,
-                                     absl::Span<const uint32_t> base, RootChoice choice, uint32_t candidates,
+                                     std::span<const uint32_t> base, RootChoice choice, uint32_t candidates,
                                      uint32_t& max_held, uint32_t give_up_at = UINT32_MAX);
 
 }  // namespace tessera::detail

@@ -42,7 +42,7 @@ Task composite_task(std::string name, const std::vector<std::pair<Key, Task>>& s
     produced[key] = static_cast<int32_t>(plan->size());
     plan->push_back(std::move(s));
   }
-  auto run = [plan = std::shared_ptr<const std::vector<Step>>(std::move(plan))](absl::Span<const Value> in) {
+  auto run = [plan = std::shared_ptr<const std::vector<Step>>(std::move(plan))](std::span<const Value> in) {
     std::vector<Value> results(plan->size());
     for (size_t i = 0; i < plan->size(); ++i) {
       const Step& s = (*plan)[i];
@@ -56,7 +56,7 @@ Task composite_task(std::string name, const std::vector<std::pair<Key, Task>>& s
   return Task::from_args(fn(std::move(name), std::move(run)), std::move(args));
 }
 
-std::vector<uint8_t> marks(const Graph& g, absl::Span<const Key> keys) {
+std::vector<uint8_t> marks(const Graph& g, std::span<const Key> keys) {
   std::vector<uint8_t> out(g.size(), 0);
   for (const Key& k : keys) {
     if (auto i = g.index_of(k)) out[*i] = 1;
@@ -66,7 +66,7 @@ std::vector<uint8_t> marks(const Graph& g, absl::Span<const Key> keys) {
 
 }  // namespace
 
-Graph fuse(const Graph& g, absl::Span<const Key> keys) {
+Graph fuse(const Graph& g, std::span<const Key> keys) {
   const CompiledGraph c = compile(g);
   topological_order(g, c);  // refuse cycles before walking chains
   const uint32_t n = c.size();
@@ -114,7 +114,7 @@ Graph fuse(const Graph& g, absl::Span<const Key> keys) {
   return out;
 }
 
-Graph inline_functions(const Graph& g, absl::Span<const Key> outputs,
+Graph inline_functions(const Graph& g, std::span<const Key> outputs,
                        const std::vector<std::string>& fast_functions) {
   const CompiledGraph c = compile(g);
   const std::vector<uint32_t> topo = topological_order(g, c);

@@ -27,11 +27,11 @@ namespace {
 
 class Culler {
  public:
-  Culler(const Graph& g, const CompiledGraph& c, absl::Span<const uint8_t> known) : g_(g), c_(c), known_(known) {
+  Culler(const Graph& g, const CompiledGraph& c, std::span<const uint8_t> known) : g_(g), c_(c), known_(known) {
     out_.target.assign(c.size(), CulledIds::kUnneeded);
   }
 
-  CulledIds run(absl::Span<const uint32_t> roots) {
+  CulledIds run(std::span<const uint32_t> roots) {
     for (uint32_t r : roots) out_.roots.push_back(visit(r));
     // Depth-first; stops at literals and known values.
     size_t needed = 0;
@@ -98,7 +98,7 @@ class Culler {
 
   const Graph& g_;
   const CompiledGraph& c_;
-  absl::Span<const uint8_t> known_;
+  std::span<const uint8_t> known_;
   CulledIds out_;
   std::vector<uint32_t> stack_, chain_;
   std::vector<uint8_t> on_chain_;
@@ -106,12 +106,12 @@ class Culler {
 
 }  // namespace
 
-CulledIds cull_ids(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> roots,
-                   absl::Span<const uint8_t> known) {
+CulledIds cull_ids(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> roots,
+                   std::span<const uint8_t> known) {
   return Culler(g, c, known).run(roots);
 }
 
-Graph cull(const Graph& g, absl::Span<const Key> keys) {
+Graph cull(const Graph& g, std::span<const Key> keys) {
   std::vector<uint32_t> roots;
   for (const Key& k : keys) {
     auto i = g.index_of(k);

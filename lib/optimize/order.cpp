@@ -28,6 +28,7 @@
 #include "eager.hpp"
 #include "in_parallel.hpp"
 #include "order_detail.hpp"
+#include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 
 namespace tessera {
@@ -455,7 +456,7 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   std::vector<uint32_t> best;
   std::optional<detail::EagerGraph> model;
   detail::in_parallel(
-      c.size(), [&] { best = Orderer(g, c).run(); }, [&] { model.emplace(g, c, absl::Span<const Key>()); });
+      c.size(), [&] { best = Orderer(g, c).run(); }, [&] { model.emplace(g, c, std::span<const Key>()); });
   const detail::EagerGraph& eg = *model;
   const uint32_t candidates = static_cast<uint32_t>(std::clamp<size_t>(4'000'000 / c.size(), 4, 128));
   uint32_t best_held = detail::eager_max_held(eg, best);
@@ -533,10 +534,10 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   return best;
 }
 
-uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities,
-                       absl::Span<const Key> outputs) {
+uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities,
+                       std::span<const Key> outputs) {
   if (priorities.size() != c.size()) {
-    throw std::invalid_argument("sync_pressure: expected one priority per node (" + std::to_string(c.size()) +
+    throw ValueError("sync_pressure: expected one priority per node (" + std::to_string(c.size()) +
                                 "), found " + std::to_string(priorities.size()));
   }
   return detail::eager_max_held(detail::EagerGraph(g, c, outputs), priorities);

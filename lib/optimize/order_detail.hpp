@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"

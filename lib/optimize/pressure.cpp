@@ -3,19 +3,20 @@
 #include <stdexcept>
 #include <string>
 
+#include "tessera/graph/error.hpp"
 #include "tessera/optimize/order.hpp"
 
 namespace tessera {
 
-uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> priorities) {
+uint32_t order_pressure(const CompiledGraph& c, std::span<const uint32_t> priorities) {
   const uint32_t n = c.size();
   if (priorities.size() != n) {
-    throw std::invalid_argument("order_pressure: expected one priority per node (" + std::to_string(n) +
+    throw ValueError("order_pressure: expected one priority per node (" + std::to_string(n) +
                                 "), found " + std::to_string(priorities.size()));
   }
   std::vector<uint32_t> by_rank(n);
   for (uint32_t i = 0; i < n; ++i) {
-    if (priorities[i] >= n) throw std::invalid_argument("order_pressure: priorities are not a permutation");
+    if (priorities[i] >= n) throw ValueError("order_pressure: priorities are not a permutation");
     by_rank[priorities[i]] = i;
   }
   std::vector<uint32_t> waiting(n);
@@ -31,7 +32,7 @@ uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> prior
   return static_cast<uint32_t>(worst);
 }
 
-uint32_t order_pressure(const Graph& g, absl::Span<const uint32_t> priorities) {
+uint32_t order_pressure(const Graph& g, std::span<const uint32_t> priorities) {
   return order_pressure(compile(g), priorities);
 }
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 namespace tessera::detail {
 
@@ -17,7 +17,7 @@ namespace tessera::detail {
 //! comparison sort of the 10^5 roots of a reduction cost more than running
 //! them. Ranks that repeat, or that are sparse, go to std::sort (the result
 //! is the same whenever ranks are distinct).
-inline void sort_by_rank_descending(std::vector<uint32_t>& ids, absl::Span<const uint32_t> rank) {
+inline void sort_by_rank_descending(std::vector<uint32_t>& ids, std::span<const uint32_t> rank) {
   constexpr size_t kLinearFrom = 256;  // below, the table costs more than the sort
   auto worst_first = [&](uint32_t a, uint32_t b) { return rank[a] > rank[b]; };
   if (ids.size() < kLinearFrom) {

@@ -20,17 +20,17 @@ namespace tessera {
 
 class PlanBuilder {
  public:
-  PlanBuilder(Plan& p, const Cache& cache, const CompiledGraph* c, absl::Span<const uint32_t> priorities)
+  PlanBuilder(Plan& p, const Cache& cache, const CompiledGraph* c, std::span<const uint32_t> priorities)
       : p_(p), g_(*p.graph_), own_(c ? std::nullopt : std::optional<CompiledGraph>(compile(g_))),
         c_(c ? *c : *own_), given_priorities_(priorities) {
     const uint32_t n = c_.size();
     cached_.assign(n, kNone);
-    for (const auto& [key, value] : cache) {
+    cache.for_each([&](const Key& key, const Value& value) {
       if (auto id = g_.index_of(key)) {
         cached_[*id] = static_cast<uint32_t>(cache_values_.size());
         cache_values_.push_back(value);
       }
-    }
+    });
   }
 
   void build() {
@@ -74,7 +74,7 @@ class PlanBuilder {
 
   // Whether the request needs every node and takes none from the cache: every
   // node reaches a sink, and every sink is requested.
-  bool requests_every_sink(absl::Span<const uint32_t> roots) const {
+  bool requests_every_sink(std::span<const uint32_t> roots) const {
     if (!cache_values_.empty()) return false;
     std::vector<uint8_t> requested(c_.size(), 0);
     for (uint32_t id : roots) requested[id] = 1;
@@ -85,7 +85,7 @@ class PlanBuilder {
   }
 
   // Stops at literals and cached values; aliases resolve to their targets.
-  void cull(absl::Span<const uint32_t> roots) {
+  void cull(std::span<const uint32_t> roots) {
     std::vector<uint8_t> known;
     if (!cache_values_.empty()) {
       known.resize(c_.size());
@@ -139,7 +139,7 @@ class PlanBuilder {
   }
 
   // Each task's priority from priorities by graph id.
-  void take_priorities(absl::Span<const uint32_t> by_graph_id) {
+  void take_priorities(std::span<const uint32_t> by_graph_id) {
     p_.priority_.resize(p_.num_tasks_);
     for (uint32_t u = 0; u < p_.num_tasks_; ++u) p_.priority_[u] = by_graph_id[p_.graph_id_[u]];
   }
@@ -172,7 +172,7 @@ class PlanBuilder {
   const Graph& g_;
   std::optional<CompiledGraph> own_;  // when the caller gave none
   const CompiledGraph& c_;
-  absl::Span<const uint32_t> given_priorities_;  // empty: order here
+  std::span<const uint32_t> given_priorities_;  // empty: order here
   std::vector<uint32_t> cached_;    // per graph id: index into cache_values_, or kNone
   std::vector<Value> cache_values_;
   CulledIds culled_;
@@ -183,11 +183,11 @@ Plan::Plan(const Graph& g, Keys keys, const Cache& cache) : graph_(&g), keys_(st
   PlanBuilder(*this, cache, nullptr, {}).build();
 }
 
-Plan::Plan(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities, Keys keys,
+Plan::Plan(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities, Keys keys,
            const Cache& cache)
     : graph_(&g), keys_(std::move(keys)) {
   if (c.size() != g.size() || (!priorities.empty() && priorities.size() != g.size())) {
-    throw std::invalid_argument("Plan: expected a compiled form and priorities of the graph's " +
+    throw ValueError("Plan: expected a compiled form and priorities of the graph's " +
                                 std::to_string(g.size()) + " nodes, found " + std::to_string(c.size()) +
                                 " compiled nodes and " + std::to_string(priorities.size()) + " priorities");
   }

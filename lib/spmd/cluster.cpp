@@ -24,7 +24,7 @@ std::shared_ptr<const Job> LocalClusterState::apply(const char* method, const st
     absl::InlinedVector<Value, 4> values;
     values.reserve(args.size());
     for (const ApplyArg& a : args) values.push_back(a.is_reference ? engine.lookup(a.reference) : a.literal);
-    return invoke_apply(fn, *name, absl::MakeConstSpan(values.data(), values.size()));
+    return invoke_apply(fn, *name, std::span(values.data(), values.size()));
   };
   return submit(std::make_shared<Job>(method, targets, std::move(work)));
 }

@@ -62,7 +62,7 @@ ContextScope::~ContextScope() {
 
 LocalCommunicator::LocalCommunicator(std::vector<int> ids) : ids_(std::move(ids)), slots_(ids_.size()) {}
 
-Value invoke_apply(const RawFn& fn, const std::string& name, absl::Span<const Value> args) {
+Value invoke_apply(const RawFn& fn, const std::string& name, std::span<const Value> args) {
   try {
     return fn(args);
   } catch (const ArgumentTypeError& e) {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "python_peer.hpp"
 #include "tessera/array/core/ndarray.hpp"
 
 namespace tessera::array::testing {
@@ -42,10 +43,10 @@ class TempDir {
 //! Runs `code` with $TESSERA_PYTHON (numpy imported as np) and returns its stdout;
 //! fails the test when it exits nonzero.
 inline std::string run_python(const TempDir& dir, const std::string& code) {
-  const char* python = std::getenv("TESSERA_PYTHON");
+  const std::string python = python_peer::python();
   const std::string script = dir / "script.py";
   std::ofstream(script) << "import numpy as np\n" << code << "\n";
-  const std::string command = std::string(python ? python : "/usr/bin/python3") + " " + script + " 2>&1";
+  const std::string command = python + " " + script + " 2>&1";
   std::string out;
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);

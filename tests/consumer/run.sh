@@ -3,9 +3,10 @@
 # (meson install --destdir) and builds the program in this folder against it three
 # ways: by hand with pkg-config's flags, with Meson's dependency('tessera')
 # (meson.build), and with CMake's find_package (CMakeLists.txt).
-# Each program runs and must print the README's answer. Also compiles every installed
-# public header with only `pkg-config --cflags tessera`, so tessera.pc's Requires
-# must name every package those headers include.
+# Each program runs and must print the README's answer. Also compiles and links a
+# program that includes every installed public header with only tessera.pc's flags,
+# and checks that none of them reaches Abseil, nlohmann_json, simdjson or oneTBB
+# (libtessera's private dependencies).
 #   tests/consumer/run.sh BUILD_DIR
 set -euo pipefail
 if [ $# -ne 1 ] || [ ! -d "$1/meson-private" ]; then
@@ -51,10 +52,31 @@ check() {  # check NAME PROGRAM: runs it, wants 4 on the first line
   fi
 }
 
-echo "== consumer: every public header with pkg-config --cflags tessera"
-(cd "$root/include" && find tessera -name '*.hpp' | sort | sed 's/.*/#include <&>/') >"$work/all_headers.cpp"
-# shellcheck disable=SC2046
-c++ -std=c++20 -fsyntax-only $(pkg-config --cflags tessera) "$work/all_headers.cpp"
+echo "== consumer: every public header with pkg-config's flags for tessera alone, compiled and linked"
+# The flags are tessera.pc's and nothing else; they must name no private dependency
+# (Abseil, nlohmann_json, simdjson, oneTBB), and no installed header may include one:
+# Debian's /usr/include holds them, so the compiler's list of included files is the
+# proof, not a failed build.
+cflags=$(pkg-config --cflags tessera)
+libs=$(pkg-config --libs tessera)
+if echo "$cflags $libs" | grep -Eq 'absl|nlohmann|simdjson|tbb'; then
+  echo "consumer: pkg-config --cflags --libs tessera names a private dependency: $cflags $libs" >&2
+  exit 1
+fi
+{
+  (cd "$root/include" && find tessera -name '*.hpp' | sort | sed 's/.*/#include <&>/')
+  echo 'int main() { tessera::Graph g; g.put("x", 4); return tessera::get_sync(g, "x").as<int>() == 4 ? 0 : 1; }'
+} >"$work/all_headers.cpp"
+echo "+ c++ -std=c++20 $cflags all_headers.cpp -o all_headers $libs"
+# shellcheck disable=SC2086
+c++ -std=c++20 $cflags -M "$work/all_headers.cpp" >"$work/all_headers.d"
+if grep -Eo '[^ ]*/(absl|nlohmann|simdjson|tbb|oneapi)/[^ ]*' "$work/all_headers.d" | head -n 5 | grep .; then
+  echo "consumer: tessera's public headers include the private dependencies above" >&2
+  exit 1
+fi
+# shellcheck disable=SC2086
+c++ -std=c++20 $cflags "$work/all_headers.cpp" -o "$work/all_headers" $libs
+"$work/all_headers"
 
 echo "== consumer: c++ main.cpp \$(pkg-config --cflags --libs tessera)"
 # shellcheck disable=SC2046

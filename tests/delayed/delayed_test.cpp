@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tessera/array/ops/creation.hpp"
+#include "tessera/array/delayed.hpp"
 #include "tessera/delayed/delayed.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -210,6 +211,6 @@ TEST_CASE("compute of one value twice, or of an untyped Value result, gives each
   auto [x, y] = compute(a, a);
   CHECK(x == 20);
   CHECK(y == 20);
-  Delayed<Value> v = delayed([](absl::Span<const Value> args) { return args[0]; })(a);
+  Delayed<Value> v = delayed([](std::span<const Value> args) { return args[0]; })(a);
   CHECK(v.compute().as<int>() == 20);
 }

@@ -60,7 +60,7 @@ TEST_CASE("make_raw_fn reports a wrong argument count and a wrong argument type"
 TEST_CASE("call_result_t is what the function returns, also through fn") {
   CHECK(std::is_same_v<call_result_t<decltype(&add)>, int>);
   CHECK(std::is_same_v<call_result_t<NamedFn<decltype(&add)>>, int>);
-  auto untyped = [](absl::Span<const Value> v) { return static_cast<double>(v.size()); };
+  auto untyped = [](std::span<const Value> v) { return static_cast<double>(v.size()); };
   CHECK(std::is_same_v<call_result_t<decltype(untyped)>, double>);
 }
 

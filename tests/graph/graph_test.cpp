@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <absl/hash/hash.h>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
@@ -25,6 +29,33 @@ TEST_CASE("keys are equal by name and index, and hash alike") {
   CHECK(Key("x", {1}) != Key("x", {2}));
   CHECK(Key("x") != Key("x", {}));
   CHECK(absl::HashOf(Key("a", {3})) == absl::HashOf(Key("a", {3})));
+}
+
+// Up to three indices live inside the Key, more on the heap: both kinds copy,
+// move, compare and hash alike, and work in the standard library's hash sets.
+TEST_CASE("keys of 0 to 6 indices copy, move and hash, inline or on the heap") {
+  std::unordered_set<Key> seen;
+  for (int64_t n = 0; n <= 6; ++n) {
+    std::vector<int64_t> index(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) index[static_cast<size_t>(i)] = 10 * i + n;
+    const Key k("k", index);
+    Key copy = k;
+    CHECK(copy == k);
+    CHECK(std::vector<int64_t>(copy.index().begin(), copy.index().end()) == index);
+    Key moved = std::move(copy);
+    CHECK(moved == k);
+    Key assigned("other", {1, 2, 3, 4, 5});
+    assigned = moved;
+    CHECK(assigned == k);
+    assigned = Key("short");
+    CHECK(assigned.index().empty());
+    CHECK(std::hash<Key>{}(moved) == std::hash<Key>{}(k));
+    CHECK(seen.insert(k).second);
+    CHECK_FALSE(seen.insert(moved).second);
+  }
+  CHECK(seen.size() == 7);
+  CHECK(Key("k", {1, 2, 3, 4}) != Key("k", {1, 2, 3, 5}));
+  CHECK(Key("k", {1, 2, 3}) != Key("k", {1, 2, 3, 4}));
 }
 
 TEST_CASE("a key's name is held while a key with it lives, and released after the last") {
@@ -178,7 +209,7 @@ TEST_CASE("nested argument lists 100,000 deep are refused at the first level pas
 TEST_CASE("a task with 100,000 dependencies lists each once, in order of first appearance") {
   std::vector<Arg> args;
   for (int64_t i = 0; i < 100000; ++i) args.emplace_back(ref("x", {i % 50000}));
-  const Task t = Task::from_args(fn("n", [](absl::Span<const Value> v) { return static_cast<int64_t>(v.size()); }),
+  const Task t = Task::from_args(fn("n", [](std::span<const Value> v) { return static_cast<int64_t>(v.size()); }),
                                  std::move(args));
   REQUIRE(t.dependencies().size() == 50000);
   CHECK(t.dependencies()[49999] == Key("x", {49999}));

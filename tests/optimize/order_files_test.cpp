@@ -158,7 +158,7 @@ Graph copies_of(const GraphFile& f, int copies) {
       }
       std::vector<Arg> args;
       for (uint32_t d : f.compiled.dependencies(i)) args.emplace_back(ref(renamed(f.graph.key(d), copy)));
-      g.put(renamed(f.graph.key(i), copy), Task::from_args(fn("f", [](absl::Span<const Value>) { return 0; }),
+      g.put(renamed(f.graph.key(i), copy), Task::from_args(fn("f", [](std::span<const Value>) { return 0; }),
                                                            std::move(args)));
     }
   }

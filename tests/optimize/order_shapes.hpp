@@ -13,7 +13,7 @@
 
 namespace tessera::testing {
 
-inline int synthetic(absl::Span<const Value>) { return 0; }
+inline int synthetic(std::span<const Value>) { return 0; }
 
 //! A graph of tasks that only have structure.
 struct Dsk {

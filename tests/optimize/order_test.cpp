@@ -562,11 +562,11 @@ TEST_CASE("order_pressure and sync_pressure refuse priorities of the wrong size"
   const CompiledGraph c = compile(d.g);
   const std::vector<uint32_t> one{0};
   REQUIRE_THROWS_WITH_AS(order_pressure(c, one), "order_pressure: expected one priority per node (2), found 1",
-                         std::invalid_argument);
+                         ValueError);
   REQUIRE_THROWS_WITH_AS(sync_pressure(d.g, c, one), "sync_pressure: expected one priority per node (2), found 1",
-                         std::invalid_argument);
+                         ValueError);
   REQUIRE_THROWS_WITH_AS(order_pressure(c, std::vector<uint32_t>{0, 5}),
-                         "order_pressure: priorities are not a permutation", std::invalid_argument);
+                         "order_pressure: priorities are not a permutation", ValueError);
   CHECK(order_pressure(c, std::vector<uint32_t>{0, 1}) == 1);
   CHECK(sync_pressure(d.g, c, std::vector<uint32_t>{0, 1}) == 1);  // a is dropped once b ran
   CHECK(sync_pressure(d.g, c, std::vector<uint32_t>{0, 1}, std::vector<Key>{"a", "b"}) == 2);  // unless requested

@@ -328,7 +328,7 @@ TEST_CASE("MemoryLimitError when a task must start and nothing held can spill") 
     g.task(Key("leaf", {i}), fn("leaf", [](int k) { return Opaque{std::vector<int>(250, k)}; }), i);
     parts.emplace_back(ref(Key("leaf", {i})));
   }
-  auto sum = [](absl::Span<const Value> in) -> Value {
+  auto sum = [](std::span<const Value> in) -> Value {
     long s = 0;
     for (const Value& v : in) s += v.as<Opaque>().xs[0];
     return s;

@@ -96,6 +96,28 @@ TEST_CASE("cache values replace their keys, and what only they needed is not run
   CHECK(get_sync(g, "z", {.cache = cache}).as<int>() == 40);
 }
 
+TEST_CASE("Cache: emplace keeps the first value, insert_or_assign replaces it, copies are independent") {
+  Cache cache;
+  CHECK(cache.empty());
+  CHECK(cache.find("z") == nullptr);
+  CHECK(cache.emplace("z", Value(40)));
+  CHECK_FALSE(cache.emplace("z", Value(41)));
+  CHECK(cache.find("z")->as<int>() == 40);
+  cache.insert_or_assign(Key("y", {0, 1}), Value(7));
+  cache.insert_or_assign(Key("y", {0, 1}), Value(8));
+  CHECK(cache.size() == 2);
+  Cache copy = cache;
+  CHECK(copy.erase("z"));
+  CHECK_FALSE(copy.erase("z"));
+  CHECK(cache.contains("z"));
+  CHECK_FALSE(copy.contains("z"));
+  int sum = 0;
+  cache.for_each([&](const Key&, const Value& v) { sum += v.as<int>(); });
+  CHECK(sum == 48);
+  Cache moved = std::move(copy);
+  CHECK(moved.find(Key("y", {0, 1}))->as<int>() == 8);
+}
+
 TEST_CASE("a task's exception becomes a TaskError with key, function, message and the original nested") {
   Graph g = small_graph();
   g.task("bad", boom, ref("z"));
@@ -208,7 +230,7 @@ TEST_CASE("a result is released the moment its last reader has run, unless reque
   Graph g;
   g.put("five", 5);
   auto f = [](int64_t id) {
-    return fn("f", [id](absl::Span<const Value> in) -> Value {
+    return fn("f", [id](std::span<const Value> in) -> Value {
       uint64_t s = 0;
       for (const Value& v : in) s += testing::payload(v);
       return Value::make<Counted>(id, s + 1);
@@ -333,7 +355,7 @@ TEST_CASE("a Plan refuses a compiled form or priorities of another graph") {
   REQUIRE_THROWS_WITH_AS(Plan(g, c, prio, {"w"}),
                          "Plan: expected a compiled form and priorities of the graph's 4 nodes, found 5 compiled "
                          "nodes and 5 priorities",
-                         std::invalid_argument);
+                         ValueError);
 }
 
 namespace {

@@ -138,7 +138,7 @@ inline RandomDag random_dag(uint32_t seed, uint32_t n, double fail_rate,
     d.fails[i] = u01(rng) < fail_rate;
     const bool fail = d.fails[i];
     const size_t size = words ? words(i) : 0;
-    auto f = [i, fail, size](absl::Span<const Value> in) -> Value {
+    auto f = [i, fail, size](std::span<const Value> in) -> Value {
       if (fail) throw std::runtime_error("task " + std::to_string(i) + " fails on purpose");
       uint64_t x = i;
       for (const Value& v : in) x = mix(x, payload(v));

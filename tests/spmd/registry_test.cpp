@@ -33,8 +33,8 @@ TEST_CASE("registry: a function is found by its address, a lambda by its type, a
 
   tessera::RawFn f = spmd::detail::registered_factory("registered_twice")(1);
   tessera::Value arg(41);
-  CHECK(f(absl::MakeConstSpan(&arg, 1)).as<int>() == 42);
-  CHECK(spmd::detail::registered_factory("cube")(1)(absl::MakeConstSpan(&arg, 1)).as<int>() == 41 * 41 * 41);
+  CHECK(f(std::span(&arg, 1)).as<int>() == 42);
+  CHECK(spmd::detail::registered_factory("cube")(1)(std::span(&arg, 1)).as<int>() == 41 * 41 * 41);
 }
 
 TEST_CASE("registry: errors say which name and what to do") {

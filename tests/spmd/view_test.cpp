@@ -23,7 +23,7 @@ TEST_CASE("apply replaces each Reference by the engine's value and passes litera
 TEST_CASE("apply takes an untyped function of the argument values") {
   Cluster cluster(2);
   auto ar = cluster.broadcast_view().apply(
-      [](absl::Span<const Value> args) { return static_cast<int>(args.size()) + args[1].as<int>(); }, 1.5, 40);
+      [](std::span<const Value> args) { return static_cast<int>(args.size()) + args[1].as<int>(); }, 1.5, 40);
   CHECK(ar.get() == std::vector<int>{42, 42});
 }
 

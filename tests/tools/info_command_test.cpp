@@ -36,7 +36,7 @@ struct Dir {
 
 Array ramp(const Shape& shape, const Shape& chunks) {
   std::vector<AxisChunks> axes(chunks.begin(), chunks.end());
-  return from_function<int32_t>([](absl::Span<const int64_t> i) { return (i[0] * 31 + i[1]) % 100; }, shape,
+  return from_function<int32_t>([](std::span<const int64_t> i) { return (i[0] * 31 + i[1]) % 100; }, shape,
                        ChunkSpec(axes));
 }
 

@@ -26,14 +26,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-#include <absl/container/inlined_vector.h>
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/dtype.hpp"
@@ -47,7 +46,7 @@ namespace tessera::array {
 
 //! Writes block `index` of an input array into `destination` (a writable view
 //! of the block's shape, any strides): the values its task would make.
-using BlockFill = std::function<void(absl::Span<const int64_t> index, const NDArray& destination)>;
+using BlockFill = std::function<void(std::span<const int64_t> index, const NDArray& destination)>;
 
 //! One operation's tasks: the graph fragment an Array adds over its inputs.
 struct Layer {
@@ -81,29 +80,30 @@ class Array {
   Array(std::string name, Chunks chunks, DType dtype, Graph layer, BlockFill fill);
 
   //! The name shared by the block keys.
-  const std::string& name() const { return state_->name; }
+  const std::string& name() const;
   //! Block sizes along each axis.
-  const Chunks& chunks() const { return state_->chunks; }
+  const Chunks& chunks() const;
   //! The element type.
-  DType dtype() const { return state_->dtype; }
+  DType dtype() const;
   //! The whole array's shape.
-  Shape shape() const { return state_->chunks.shape(); }
+  Shape shape() const { return chunks().shape(); }
   //! Number of axes.
-  size_t ndim() const { return state_->chunks.ndim(); }
+  size_t ndim() const { return chunks().ndim(); }
   //! Number of elements.
   int64_t size() const;
   //! Bytes of the whole array once computed.
   int64_t nbytes() const { return size() * static_cast<int64_t>(dtype().itemsize()); }
   //! Blocks along each axis.
-  std::vector<int64_t> numblocks() const { return state_->chunks.numblocks(); }
+  std::vector<int64_t> numblocks() const { return chunks().numblocks(); }
 
   //! The key of block `index` (one index per axis): `(name, i, j, ...)`.
-  Key block_key(absl::Span<const int64_t> index) const { return Key(name(), index); }
+  Key block_key(std::span<const int64_t> index) const { return Key(name(), index); }
+  Key block_key(std::initializer_list<int64_t> index) const { return Key(name(), index); }
   //! Every block key, in C order of the block grid.
   std::vector<Key> keys() const;
 
   //! The layers this array's graph is made of, inputs first.
-  const std::vector<std::shared_ptr<const Layer>>& layers() const { return state_->layers; }
+  const std::vector<std::shared_ptr<const Layer>>& layers() const;
   //! One graph holding every task this array's blocks need, and no other.
   Graph graph() const;
 
@@ -124,15 +124,7 @@ class Array {
   }
 
  private:
-  struct State {
-    std::string name;
-    Chunks chunks;
-    DType dtype;
-    std::vector<std::shared_ptr<const Layer>> layers;
-    //! For each key name, the layers (of `layers`) that define keys of that
-    //! name: graph() finds a key's node without scanning every layer.
-    absl::flat_hash_map<std::string_view, absl::InlinedVector<const Layer*, 1>> layers_of_name;
-  };
+  struct State;  // array.cpp: name, chunks, dtype, layers and an index of them by key name
   Scalar compute_scalar(const ComputeOptions& options) const;
   Array(Chunks chunks, DType dtype, Layer layer, std::vector<Array> inputs);
   std::shared_ptr<const State> state_;

@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include "tessera/graph/function_ref.hpp"
+#include <span>
 
 namespace tessera {
 
@@ -46,9 +46,9 @@ class Communicator {
   //! q, and receives `recv_counts[s]` bytes from each rank s into `recv` at
   //! `recv_offsets[s]` (the counts a rank receives are the counts its peers send
   //! it). Counts and offsets may pass 2^31. Collective: every rank calls it.
-  virtual void alltoallv(const std::byte* send, absl::Span<const int64_t> send_counts,
-                         absl::Span<const int64_t> send_offsets, std::byte* recv,
-                         absl::Span<const int64_t> recv_counts, absl::Span<const int64_t> recv_offsets) = 0;
+  virtual void alltoallv(const std::byte* send, std::span<const int64_t> send_counts,
+                         std::span<const int64_t> send_offsets, std::byte* recv,
+                         std::span<const int64_t> recv_counts, std::span<const int64_t> recv_offsets) = 0;
   //! Every rank's `value`, by rank. Collective.
   virtual std::vector<int64_t> allgather(int64_t value) = 0;
 };
@@ -63,10 +63,10 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
 //! any rank, throws tessera::Error on every rank, naming each rank that failed
 //! and its message ("rank 1 of 4: cannot open ..."); a rank never waits for a
 //! peer that has given up. Collective.
-void agree_on_errors(Communicator& comm, absl::FunctionRef<void()> step);
+void agree_on_errors(Communicator& comm, FunctionRef<void()> step);
 
 //! `n` (>= 1) ranks that are threads of this process: rank r's endpoint is
-//! element r, to be used by one thread. Throws std::invalid_argument for n < 1.
+//! element r, to be used by one thread. Throws ValueError for n < 1.
 std::vector<std::shared_ptr<Communicator>> thread_communicators(int n);
 
 }  // namespace tessera

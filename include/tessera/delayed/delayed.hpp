@@ -28,6 +28,8 @@
 // within one process (function addresses may move between runs).
 //
 // Thread-safe: a Delayed is immutable; copies are cheap (shared state).
+// Arrays convert to and from lazy blocks in tessera/array/delayed.hpp (to_delayed,
+// from_delayed), so that this header needs no Eigen.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,6 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/array/array.hpp"
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
@@ -281,17 +282,5 @@ Delayed<T> persist(const Delayed<T>& value, const GetOptions& options = {}) {
 std::string to_dot(const std::vector<Lazy>& values);
 //! Writes `to_dot(values)` to `path` (through a temporary name, renamed on success).
 void visualize(const std::vector<Lazy>& values, const std::string& path);
-
-//! One lazy value per block of `x`, in C order of its block grid, each keyed by the
-//! block's key.
-std::vector<Delayed<array::NDArray>> to_delayed(const array::Array& x);
-//! A one-block Array of `shape` and `dtype` whose block is `block`'s value. Computing it
-//! throws TaskError when the value has another shape or dtype.
-array::Array from_delayed(const Delayed<array::NDArray>& block, const array::Shape& shape,
-                          array::DType dtype);
-//! An Array of `chunks` and `dtype` from a grid of lazy blocks, in C order of the block
-//! grid. Throws ChunkError when the number of blocks is not the grid's.
-array::Array from_delayed(const std::vector<Delayed<array::NDArray>>& blocks,
-                          const array::Chunks& chunks, array::DType dtype);
 
 }  // namespace tessera

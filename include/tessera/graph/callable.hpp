@@ -5,7 +5,7 @@
 // what they share: it deduces a callable's parameter types, wraps it as a RawFn
 // that converts each Value with `Value::as<P>()` (a `Value` parameter takes it
 // untyped, a `std::vector<T>` parameter takes a ValueList element-wise, a callable
-// of `absl::Span<const Value>` gets all of them), and names it for messages.
+// of `std::span<const Value>` gets all of them), and names it for messages.
 //
 // Naming. Messages say which function failed (`task w (add): ...`). A callable
 // wrapped with `fn("add", add)`, or `TESSERA_FN(add)` which spells the same, carries
@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/key.hpp"
@@ -60,7 +60,7 @@ NamedFn<std::decay_t<F>> fn(std::string name, F&& f) {
 #define TESSERA_FN(f) ::tessera::fn(#f, f)
 
 //! A type-erased function of evaluated arguments.
-using RawFn = std::function<Value(absl::Span<const Value>)>;
+using RawFn = std::function<Value(std::span<const Value>)>;
 
 //! Raised by a RawFn when an evaluated argument has the wrong type for the
 //! function's parameter; the schedulers turn it into a TypeError naming the task.
@@ -106,8 +106,8 @@ struct unnamed<NamedFn<F>> {
 
 template <class F>
 auto call_result_of() {
-  if constexpr (std::is_invocable_v<F&, absl::Span<const Value>>) {
-    return std::type_identity<std::invoke_result_t<F&, absl::Span<const Value>>>{};
+  if constexpr (std::is_invocable_v<F&, std::span<const Value>>) {
+    return std::type_identity<std::invoke_result_t<F&, std::span<const Value>>>{};
   } else {
     return std::type_identity<typename CallSignature<F>::result>{};
   }
@@ -163,7 +163,7 @@ Value call_and_wrap(F& f, A&&... a) {
 }
 
 template <class F, class Params, size_t... I>
-Value invoke_typed(F& f, [[maybe_unused]] absl::Span<const Value> args, std::index_sequence<I...>) {
+Value invoke_typed(F& f, [[maybe_unused]] std::span<const Value> args, std::index_sequence<I...>) {
   using R = typename CallSignature<F>::result;
   [[maybe_unused]] auto convert = [&]<size_t J>(std::integral_constant<size_t, J>) -> decltype(auto) {
     try {
@@ -182,16 +182,16 @@ Value invoke_typed(F& f, [[maybe_unused]] absl::Span<const Value> args, std::ind
 //! ArgumentTypeError when an argument does not convert to its parameter's type.
 template <class F>
 RawFn make_raw_fn(F f, size_t arity) {
-  if constexpr (std::is_invocable_v<F&, absl::Span<const Value>>) {
-    using R = std::invoke_result_t<F&, absl::Span<const Value>>;
-    return [f = std::move(f)](absl::Span<const Value> args) mutable -> Value {
+  if constexpr (std::is_invocable_v<F&, std::span<const Value>>) {
+    using R = std::invoke_result_t<F&, std::span<const Value>>;
+    return [f = std::move(f)](std::span<const Value> args) mutable -> Value {
       return detail::call_and_wrap<R>(f, args);
     };
   } else {
     using Params = typename CallSignature<F>::params;
     constexpr size_t n = std::tuple_size_v<Params>;
     if (arity != n) detail::throw_arity(n, arity);
-    return [f = std::move(f)](absl::Span<const Value> args) mutable -> Value {
+    return [f = std::move(f)](std::span<const Value> args) mutable -> Value {
       return detail::invoke_typed<F, Params>(f, args, std::make_index_sequence<n>{});
     };
   }

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/graph.hpp"
 
@@ -38,7 +38,7 @@ struct Csr {
   //! Number of ids in all rows.
   size_t num_edges() const { return ids.size(); }
   //! Row i.
-  absl::Span<const uint32_t> operator[](uint32_t i) const {
+  std::span<const uint32_t> operator[](uint32_t i) const {
     return {ids.data() + offsets[i], offsets[i + 1] - offsets[i]};
   }
   //! Closes the row being built: the ids pushed since the last end_row().
@@ -54,9 +54,9 @@ class CompiledGraph {
   //! Number of nodes (ids are 0..size()-1).
   uint32_t size() const { return deps_.rows(); }
   //! Ids that node i reads, in the order of the task's dependencies().
-  absl::Span<const uint32_t> dependencies(uint32_t i) const { return deps_[i]; }
+  std::span<const uint32_t> dependencies(uint32_t i) const { return deps_[i]; }
   //! Ids of the nodes that read node i, ascending.
-  absl::Span<const uint32_t> dependents(uint32_t i) const { return dependents_[i]; }
+  std::span<const uint32_t> dependents(uint32_t i) const { return dependents_[i]; }
   //! Number of dependencies over all nodes.
   size_t num_edges() const { return deps_.num_edges(); }
   //! Both directions as CSR.

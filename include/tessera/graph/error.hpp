@@ -34,6 +34,14 @@ class TypeError : public Error {
   using Error::Error;
 };
 
+//! An argument a function does not accept: a codec spec, a storage format, a
+//! count or a list of the wrong size (where the standard library would throw
+//! std::invalid_argument).
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
 //! The graph has a cycle; what() prints it as `a -> b -> a`.
 class CycleError : public Error {
  public:

@@ -26,10 +26,6 @@
 #include <variant>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-#include <absl/container/flat_hash_set.h>
-#include <absl/hash/hash.h>
-
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/task.hpp"
 #include "tessera/graph/value.hpp"
@@ -104,7 +100,7 @@ class Graph {
   //! True when there are no keys.
   bool empty() const { return keys_->empty(); }
   //! True when `key` is in the graph.
-  bool contains(const Key& key) const { return index_.contains(key); }
+  bool contains(const Key& key) const;
   //! Position of `key` in insertion order, if present.
   std::optional<uint32_t> index_of(const Key& key) const;
   //! The node of `key`, or nullptr.
@@ -119,36 +115,27 @@ class Graph {
   //! The node of id `i`.
   const Node& node(uint32_t i) const { return nodes_[i]; }
   //! The keys that node i reads: a task's dependencies, an alias's target.
-  absl::Span<const Key> dependencies(uint32_t i) const;
+  std::span<const Key> dependencies(uint32_t i) const;
 
   //! Makes room for `n` keys.
   void reserve(size_t n);
 
  private:
   // The index holds ids, hashed and compared through the keys they name: a
-  // table of 4-byte slots, no second copy of each Key. The keys live on the
-  // heap so the index's hasher may point at them across moves of the Graph.
+  // table of 4-byte slots, no second copy of each Key (graph.cpp). The keys
+  // live on the heap so the index's hasher may point at them across moves of
+  // the Graph; the index does too, which keeps its type out of this header.
   using KeyList = std::vector<Key>;
-  struct IdHash {
-    using is_transparent = void;
-    const KeyList* keys;
-    size_t operator()(uint32_t id) const { return absl::Hash<Key>{}((*keys)[id]); }
-    size_t operator()(const Key& k) const { return absl::Hash<Key>{}(k); }
+  struct Index;
+  struct IndexDeleter {
+    void operator()(Index* index) const;
   };
-  struct IdEq {
-    using is_transparent = void;
-    const KeyList* keys;
-    const Key& key(uint32_t id) const { return (*keys)[id]; }
-    static const Key& key(const Key& k) { return k; }
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const { return key(a) == key(b); }
-  };
-  using Index = absl::flat_hash_set<uint32_t, IdHash, IdEq>;
-  static Index index_over(const KeyList* keys) { return Index(0, IdHash{keys}, IdEq{keys}); }
+  using IndexPtr = std::unique_ptr<Index, IndexDeleter>;
+  static IndexPtr index_over(const KeyList* keys);
 
   std::unique_ptr<KeyList> keys_ = std::make_unique<KeyList>();
   std::vector<Node> nodes_;
-  Index index_ = index_over(keys_.get());
+  IndexPtr index_ = index_over(keys_.get());
 };
 
 }  // namespace tessera

@@ -31,8 +31,10 @@
 #include <string_view>
 #include <utility>
 
-#include <absl/container/inlined_vector.h>
-#include <absl/types/span.h>
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <span>
 
 namespace tessera {
 
@@ -46,6 +48,52 @@ struct InternedName {
 };
 //! Drops one holder of `n`; the last one removes it from the table.
 void release_name(const InternedName* n);
+
+//! A Key's integer indices, set once: up to three inline (most keys of blocks
+//! and of dask's graphs), more on the heap. What Abseil's InlinedVector gave Key,
+//! with no Abseil type in the public header.
+class KeyIndex {
+ public:
+  KeyIndex() = default;
+  explicit KeyIndex(std::span<const int64_t> v) : size_(v.size()) {
+    int64_t* d = on_heap() ? (s_.heap = new int64_t[size_]) : s_.words;
+    std::copy(v.begin(), v.end(), d);
+  }
+  KeyIndex(const KeyIndex& other) : KeyIndex(other.span()) {}
+  KeyIndex(KeyIndex&& other) noexcept : size_(other.size_), s_(other.s_) { other.size_ = 0; }
+  KeyIndex& operator=(const KeyIndex& other) {
+    if (this != &other) *this = KeyIndex(other);
+    return *this;
+  }
+  KeyIndex& operator=(KeyIndex&& other) noexcept {
+    std::swap(size_, other.size_);
+    std::swap(s_, other.s_);
+    return *this;
+  }
+  ~KeyIndex() {
+    if (on_heap()) delete[] s_.heap;
+  }
+
+  const int64_t* data() const { return on_heap() ? s_.heap : s_.words; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const int64_t* begin() const { return data(); }
+  const int64_t* end() const { return data() + size_; }
+  std::span<const int64_t> span() const { return {data(), size_}; }
+  friend bool operator==(const KeyIndex& a, const KeyIndex& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  static constexpr size_t kInline = 3;
+  bool on_heap() const { return size_ > kInline; }
+  union Storage {  // trivially copyable: a move copies it whole
+    int64_t words[kInline];
+    int64_t* heap;
+  };
+  size_t size_ = 0;
+  Storage s_{};
+};
 }  // namespace detail
 
 //! A dask key: a name and zero or more integer indices, printed as dask prints them (`x`, `('x', 0, 1)`).
@@ -58,10 +106,10 @@ class Key {
   //! The key `name`.
   Key(const std::string& name) : Key(std::string_view(name)) {}  // NOLINT
   //! A tuple key `(name, i, j, ...)`; an empty index gives the 1-tuple `('x',)`.
-  Key(std::string_view name, absl::Span<const int64_t> index);
+  Key(std::string_view name, std::span<const int64_t> index);
   //! The tuple key `(name, index...)`.
   Key(std::string_view name, std::initializer_list<int64_t> index)
-      : Key(name, absl::Span<const int64_t>(index.begin(), index.size())) {}
+      : Key(name, std::span<const int64_t>(index.begin(), index.size())) {}
 
   //! Copies share the interned name.
   //! @{
@@ -92,7 +140,7 @@ class Key {
   //! The name; empty for a moved-from Key.
   std::string_view name() const { return name_ != nullptr ? std::string_view(name_->text) : std::string_view(); }
   //! The integer indices (empty for a plain name).
-  absl::Span<const int64_t> index() const { return index_; }
+  std::span<const int64_t> index() const { return index_.span(); }
   //! True for a tuple key, even `('x',)` with no index.
   bool is_tuple() const { return tuple_; }
 
@@ -111,10 +159,15 @@ class Key {
   //! dask's sortkey order (see the file comment).
   friend std::strong_ordering operator<=>(const Key& a, const Key& b);
 
+  //! A hash of the key (the one Abseil's tables use), for std::hash<Key>.
+  size_t hash() const;
+
   //! Hashes for Abseil's containers.
   template <typename H>
   friend H AbslHashValue(H h, const Key& k) {
-    return H::combine(std::move(h), k.name_, k.tuple_, k.index_);
+    return H::combine(H::combine_contiguous(H::combine(std::move(h), k.name_, k.tuple_), k.index_.data(),
+                                            k.index_.size()),
+                      k.index_.size());
   }
 
  private:
@@ -132,7 +185,7 @@ class Key {
   }
 
   const detail::InternedName* name_;  // interned: equal names share one pointer
-  absl::InlinedVector<int64_t, 3> index_;
+  detail::KeyIndex index_;
   bool tuple_ = false;
 };
 
@@ -148,3 +201,9 @@ size_t interned_name_count();
 }  // namespace detail
 
 }  // namespace tessera
+
+//! Keys in standard unordered containers.
+template <>
+struct std::hash<tessera::Key> {
+  size_t operator()(const tessera::Key& k) const noexcept { return k.hash(); }
+};

@@ -9,7 +9,7 @@
 // Typed tasks deduce the parameter types of a function or lambda and convert each
 // evaluated argument with `Value::as<T>()`; a parameter of type `Value` or
 // `const ValueList&` takes the value as it is. A callable taking
-// `absl::Span<const Value>` receives the evaluated arguments untyped
+// `std::span<const Value>` receives the evaluated arguments untyped
 // (tessera/graph/callable.hpp does the calling).
 //
 // Messages name the task's function. `fn("add", add)` or `TESSERA_FN(add)` gives
@@ -36,8 +36,8 @@
 #include <variant>
 #include <vector>
 
-#include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include "tessera/graph/function_ref.hpp"
+#include <span>
 
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/error.hpp"
@@ -174,7 +174,7 @@ class Task {
 
   //! Evaluates the arguments and calls the function. `dep(i)` gives the value of
   //! `dependencies()[i]`. Argument type mismatches raise ArgumentTypeError.
-  Value run(absl::FunctionRef<const Value&(size_t)> dep) const;
+  Value run(FunctionRef<const Value&(size_t)> dep) const;
 
  private:
   Task() = default;
@@ -213,7 +213,7 @@ class Task {
   struct SlotIndex;
   uint32_t slot_of(const Key& k, SlotIndex& index);
   void assign_slots(std::vector<Arg>& args, SlotIndex& index);
-  Value evaluate(const Arg& a, absl::FunctionRef<const Value&(size_t)> dep) const;
+  Value evaluate(const Arg& a, FunctionRef<const Value&(size_t)> dep) const;
 
   const std::string* name_ = nullptr;  // interned: tasks of one function share it
   std::shared_ptr<const RawFn> fn_;

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
+#include <unordered_map>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
@@ -76,7 +76,7 @@ struct GraphReference {
   //! The program that exported the figures.
   std::string tool;
   //! dask.order's priority per key (lower runs first); empty when absent.
-  absl::flat_hash_map<Key, uint32_t> dask_order;
+  std::unordered_map<Key, uint32_t> dask_order;
   //! dask.order's max pressure.
   std::optional<uint64_t> order_max_pressure;
   //! Results held at most by dask's get_sync.

@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <initializer_list>
+#include <span>
 
 #include "tessera/graph/graph.hpp"
 
@@ -31,12 +32,19 @@ namespace tessera {
 //! link has exactly one reader, the reader reads nothing else (dask's
 //! `fuse_linear` rule), and the link is not in `keys`. The fused task's function name joins the
 //! chain's names with '+'. Throws MissingKeyError / CycleError for a broken graph.
-Graph fuse(const Graph& g, absl::Span<const Key> keys);
+Graph fuse(const Graph& g, std::span<const Key> keys);
+inline Graph fuse(const Graph& g, std::initializer_list<Key> keys) {
+  return fuse(g, std::span<const Key>(keys.begin(), keys.size()));
+}
 
 //! `g` where every task whose function name is in `fast_functions`, that is not
 //! in `outputs` and has readers, is computed inside each reader (as a nested
 //! step) instead of being stored; such tasks are removed from the graph.
-Graph inline_functions(const Graph& g, absl::Span<const Key> outputs,
+Graph inline_functions(const Graph& g, std::span<const Key> outputs,
                        const std::vector<std::string>& fast_functions);
+inline Graph inline_functions(const Graph& g, std::initializer_list<Key> outputs,
+                              const std::vector<std::string>& fast_functions) {
+  return inline_functions(g, std::span<const Key>(outputs.begin(), outputs.size()), fast_functions);
+}
 
 }  // namespace tessera

@@ -15,9 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
@@ -33,9 +34,9 @@ std::vector<Key> dependents(const Graph& g, const Key& key);
 //! The part of `g` that `keys` need: those keys and everything they depend on,
 //! in `g`'s insertion order. Throws MissingKeyError for a requested key that is
 //! absent, or a dependency that is not a key (naming the task that refers to it).
-Graph cull(const Graph& g, absl::Span<const Key> keys);
+Graph cull(const Graph& g, std::span<const Key> keys);
 inline Graph cull(const Graph& g, std::initializer_list<Key> keys) {
-  return cull(g, absl::Span<const Key>(keys.begin(), keys.size()));
+  return cull(g, std::span<const Key>(keys.begin(), keys.size()));
 }
 
 //! What `roots` need, on the ids of `c` (the compiled form of `g`): the one
@@ -52,8 +53,12 @@ struct CulledIds {
   std::vector<uint32_t> roots;    //!< each root, resolved through its aliases
   std::vector<uint32_t> target;   //!< per id: a needed node itself, a needed alias its chain's end; else kUnneeded
 };
-CulledIds cull_ids(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> roots,
-                   absl::Span<const uint8_t> known = {});
+CulledIds cull_ids(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> roots,
+                   std::span<const uint8_t> known = {});
+inline CulledIds cull_ids(const Graph& g, const CompiledGraph& c, std::initializer_list<uint32_t> roots,
+                          std::span<const uint8_t> known = {}) {
+  return cull_ids(g, c, std::span<const uint32_t>(roots.begin(), roots.size()), known);
+}
 
 //! Node ids in an order where every node comes after its dependencies (ties by
 //! id). Throws CycleError printing the cycle (`a -> b -> a`).

@@ -39,7 +39,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
@@ -57,10 +57,10 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c);
 //! of `priorities` (one per compiled id); after each node, every dependency
 //! whose dependents have all run is released; a node without dependents is not
 //! held. Returns the largest number held just before a node runs.
-//! Throws std::invalid_argument when `priorities` has the wrong size.
-uint32_t order_pressure(const CompiledGraph& c, absl::Span<const uint32_t> priorities);
+//! Throws ValueError when `priorities` has the wrong size.
+uint32_t order_pressure(const CompiledGraph& c, std::span<const uint32_t> priorities);
 //! The same, compiling `g` first.
-uint32_t order_pressure(const Graph& g, absl::Span<const uint32_t> priorities);
+uint32_t order_pressure(const Graph& g, std::span<const uint32_t> priorities);
 
 //! The largest number of results get_sync holds running `g` with
 //! `priorities`, without running anything: only what `outputs` need runs (all
@@ -69,8 +69,8 @@ uint32_t order_pressure(const Graph& g, absl::Span<const uint32_t> priorities);
 //! priority pops first; a result dropped once its last dependent has run,
 //! unless it is in `outputs`), counted after each task; literals are data and
 //! aliases are resolved to their targets, as the schedulers do. Throws
-//! std::invalid_argument when `priorities` has the wrong size.
-uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities,
-                       absl::Span<const Key> outputs = {});
+//! ValueError when `priorities` has the wrong size.
+uint32_t sync_pressure(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities,
+                       std::span<const Key> outputs = {});
 
 }  // namespace tessera

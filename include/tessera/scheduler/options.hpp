@@ -19,11 +19,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
 
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/value.hpp"
@@ -47,8 +46,41 @@ class CancellationToken {
 };
 
 //! Precomputed values by key: such keys are not computed, and what only they
-//! needed is not run.
-using Cache = absl::flat_hash_map<Key, Value>;
+//! needed is not run. A map type of tessera's own, so that its implementation
+//! (a hash table) is not part of the API; copies are independent. Not
+//! thread-safe for writes.
+//! @code
+//!   tessera::Cache cache;
+//!   cache.emplace("z", tessera::Value(40));
+//!   int w = tessera::get_sync(g, "w", {.cache = cache}).as<int>();
+//! @endcode
+class Cache {
+ public:
+  Cache();
+  Cache(const Cache& other);
+  Cache(Cache&& other) noexcept;
+  Cache& operator=(const Cache& other);
+  Cache& operator=(Cache&& other) noexcept;
+  ~Cache();
+
+  //! Adds `value` for `key` unless the key has a value already; true when added.
+  bool emplace(const Key& key, Value value);
+  //! Sets the value of `key`, replacing the one it had.
+  void insert_or_assign(const Key& key, Value value);
+  //! Removes `key`'s value; true when it had one.
+  bool erase(const Key& key);
+  //! The value of `key`, or nullptr when it has none.
+  const Value* find(const Key& key) const;
+  bool contains(const Key& key) const { return find(key) != nullptr; }
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  //! Calls `f(key, value)` for every entry, in no particular order.
+  void for_each(const std::function<void(const Key&, const Value&)>& f) const;
+
+ private:
+  struct Map;
+  std::unique_ptr<Map> map_;  // null while empty: a default GetOptions allocates nothing
+};
 
 //! Figures of one run, filled in also when it fails.
 struct RunStats {

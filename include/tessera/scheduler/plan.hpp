@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
@@ -56,9 +56,9 @@ class Plan {
   //! such as order(g, c)) instead of compiling and ordering again. The tasks the
   //! request needs keep their relative order from `priorities`; empty
   //! `priorities` let the Plan order as the constructor above does. Throws
-  //! std::invalid_argument when `c` or non-empty `priorities` do not have one
+  //! ValueError when `c` or non-empty `priorities` do not have one
   //! entry per node of `g`.
-  Plan(const Graph& g, const CompiledGraph& c, absl::Span<const uint32_t> priorities, Keys keys,
+  Plan(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities, Keys keys,
        const Cache& cache = {});
 
   //! The graph the plan was made from.
@@ -80,9 +80,9 @@ class Plan {
   //! The `order` priority of task `id` (smaller runs first).
   uint32_t priority(uint32_t id) const { return priority_[id]; }
   //! Nodes task `id` reads, one per entry of Task::dependencies() (aliases resolved).
-  absl::Span<const uint32_t> dependencies(uint32_t id) const { return deps_[id]; }
+  std::span<const uint32_t> dependencies(uint32_t id) const { return deps_[id]; }
   //! Tasks that read node `id`, once per reading (a task reading it twice is listed twice).
-  absl::Span<const uint32_t> dependents(uint32_t id) const { return dependents_[id]; }
+  std::span<const uint32_t> dependents(uint32_t id) const { return dependents_[id]; }
   //! For each requested key (Keys::flatten order), its node.
   const std::vector<uint32_t>& requested() const { return requested_; }
   //! True when node `id` was requested (its result is never released).

@@ -7,7 +7,7 @@
 // argument is passed as it is to every engine. fn's parameters are typed as for a
 // tessera::Task (see tessera/graph/callable.hpp): each value is converted with
 // `Value::as<P>()`, a `Value` parameter takes it untyped, a callable of
-// `absl::Span<const Value>` gets all of them. Inside fn, `spmd::context()` gives
+// `std::span<const Value>` gets all of them. Inside fn, `spmd::context()` gives
 // the rank, the size and collectives (tessera/spmd/context.hpp).
 //
 // Requests reach every engine in the order they were made (also from several
@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/value.hpp"

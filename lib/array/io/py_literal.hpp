@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/graph/error.hpp"
+
 namespace tessera::array::detail {
 
 //! A parsed literal: a string, an integer, True/False, None, a tuple, a list or a dict
@@ -36,9 +38,9 @@ struct PyLiteral::Entry {
 };
 
 //! What is wrong with a literal, and where.
-class LiteralError : public std::runtime_error {
+class LiteralError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 //! Parses one literal filling all of `text` (surrounding whitespace allowed).

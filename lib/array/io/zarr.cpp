@@ -370,7 +370,7 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
     if (shape[a] < 0) throw ChunkError(absl::StrCat("shape ", shape_str(shape), " has a negative extent"));
   }
   if (format.zarr_format != 2 && format.zarr_format != 3) {
-    throw std::invalid_argument(absl::StrCat("zarr_format: expected 2 or 3, found ", format.zarr_format));
+    throw ValueError(absl::StrCat("zarr_format: expected 2 or 3, found ", format.zarr_format));
   }
   Metadata m;
   m.zarr_format = format.zarr_format;
@@ -381,13 +381,13 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
   if (m.fill_value) dispatch(dtype, [&]<class T>() { (void)m.fill_value->to<T>(); });
   const codec::CodecPtr compressor = codec::from_spec(format.codec, dtype);
   if (format.zarr_format == 2) {
-    if (!format.inner_chunks.empty()) throw std::invalid_argument("sharding (inner chunks) needs zarr_format 3");
+    if (!format.inner_chunks.empty()) throw ValueError("sharding (inner chunks) needs zarr_format 3");
     json filters = nullptr;
     for (const std::string& spec : format.filters) filters.push_back(codec::filter_from_spec(spec, dtype)->v2_json());
     m.codecs_json = json{{"compressor", compressor ? compressor->v2_json() : json(nullptr)}, {"filters", filters}}.dump();
   } else {
     if (!format.filters.empty()) {
-      throw std::invalid_argument("filters (delta, fixedscaleoffset) are zarr v2's; zarr_format 3 has none");
+      throw ValueError("filters (delta, fixedscaleoffset) are zarr v2's; zarr_format 3 has none");
     }
     if (!m.fill_value) m.fill_value = Scalar(0);
     m.dimension_separator = '/';
@@ -395,7 +395,7 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
     if (compressor) {
       json c = compressor->v3_json();
       if (c.is_null()) {
-        throw std::invalid_argument(absl::StrCat("codec '", compressor->name(),
+        throw ValueError(absl::StrCat("codec '", compressor->name(),
                                                  "' has no zarr v3 form; expected none, blosc, zstd or gzip"));
       }
       chain.push_back(c);

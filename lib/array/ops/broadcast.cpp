@@ -97,7 +97,7 @@ Array broadcast_to(const Array& x, const Shape& shape) {
   const Chunks chunks(std::move(sizes));
   const std::string out = absl::StrCat("broadcast_to-", token({"broadcast_to", x.name(), shape_str(shape)}));
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> in;
     for (size_t k = lead; k < nd; ++k) in.push_back(x.shape()[k - lead] == shape[k] ? idx[k] : 0);
     Shape block_shape = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
@@ -136,7 +136,7 @@ Array blockwise_broadcast(const std::string& name, const std::string& params, co
   const std::string out = absl::StrCat(name, "-", token({tok}));
   auto shared = std::make_shared<const BroadcastFunction>(std::move(f));
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     const Shape block_shape = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
     ArgList args;
     for (const Array& a : u) {

@@ -22,7 +22,7 @@ namespace {
 template <class F>
 Graph block_layer(const std::string& name, const Chunks& chunks, F&& make) {
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) { layer.put(Key(name, idx), make(idx)); });
+  for_each_block(chunks, [&](std::span<const int64_t> idx) { layer.put(Key(name, idx), make(idx)); });
   return layer;
 }
 
@@ -125,7 +125,7 @@ Array from_npy(const std::string& path, const ChunkSpec& chunks) {
   Chunks c = normalize_chunks(chunks, h.shape, h.dtype);
   const std::string name = absl::StrCat("from-npy-", token({"from_npy", file_identity(path), c.str()}));
   auto mapping = std::make_shared<SharedMapping>(path);
-  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+  Graph layer = block_layer(name, c, [&](std::span<const int64_t> idx) {
     auto f = [mapping, h, region = block_region(c, idx)] { return npy_block(*mapping, h, region); };
     return Task(fn("from_npy", std::move(f)));
   });
@@ -137,11 +137,11 @@ Array from_zarr(const std::string& path) {
   Chunks c = store->chunks();
   const std::string name =
       absl::StrCat("from-zarr-", unique_token());  // chunk files change without .zarray changing
-  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+  Graph layer = block_layer(name, c, [&](std::span<const int64_t> idx) {
     auto f = [store, block = std::vector<int64_t>(idx.begin(), idx.end())] { return store->read_chunk(block); };
     return Task(fn("from_zarr", std::move(f)));
   });
-  auto fill = [store](absl::Span<const int64_t> idx, const NDArray& out) {
+  auto fill = [store](std::span<const int64_t> idx, const NDArray& out) {
     store->read_into(std::vector<int64_t>(idx.begin(), idx.end()), out);
   };
   return Array(name, std::move(c), store->dtype(), std::move(layer), std::move(fill));
@@ -163,7 +163,7 @@ void read_box(const zarr::Store& store, const std::vector<Slice>& region, const 
   const Chunks& grid = store.chunks();
   std::vector<int64_t> chunk(n);
   std::vector<Slice> in_chunk(n), in_out(n);
-  for_each_index(count, [&](absl::Span<const int64_t> k) {
+  for_each_index(count, [&](std::span<const int64_t> k) {
     bool whole = true;
     for (size_t a = 0; a < n; ++a) {
       chunk[a] = first[a] + k[a];
@@ -188,7 +188,7 @@ Array from_zarr(const std::string& path, const ChunkSpec& chunks) {
   auto store = std::make_shared<const zarr::Store>(zarr::open(path));
   Chunks c = normalize_chunks(chunks, store->shape(), store->dtype());
   const std::string name = absl::StrCat("from-zarr-", unique_token());
-  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+  Graph layer = block_layer(name, c, [&](std::span<const int64_t> idx) {
     auto f = [store, region = block_region(c, idx), shape = c.block_shape({idx.begin(), idx.end()})] {
       NDArray out = NDArray::empty(store->dtype(), shape);
       read_box(*store, region, out);
@@ -196,7 +196,7 @@ Array from_zarr(const std::string& path, const ChunkSpec& chunks) {
     };
     return Task(fn("from_zarr", std::move(f)));
   });
-  auto fill = [store, c](absl::Span<const int64_t> idx, const NDArray& out) {
+  auto fill = [store, c](std::span<const int64_t> idx, const NDArray& out) {
     read_box(*store, block_region(c, idx), out);
   };
   return Array(name, std::move(c), store->dtype(), std::move(layer), std::move(fill));
@@ -206,7 +206,7 @@ Array from_blocks(BlockMaker make, DType dtype, const Shape& shape, const ChunkS
   Chunks c = normalize_chunks(chunks, shape, dtype);
   const std::string name = absl::StrCat("from-function-", unique_token());
   auto shared = std::make_shared<const BlockMaker>(std::move(make));
-  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+  Graph layer = block_layer(name, c, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> block(idx.begin(), idx.end());
     auto f = [shared, offset = c.block_offset(block), s = c.block_shape(block), dtype, key = Key(name, idx)] {
       NDArray b = (*shared)(offset, s);
@@ -224,7 +224,7 @@ Array full(const Shape& shape, const Scalar& value, const ChunkSpec& chunks, std
   Chunks c = normalize_chunks(chunks, shape, d);
   const std::string name =
       absl::StrCat("full-", token({"full", shape_str(shape), c.str(), d.str(), value.dtype().str(), value.str()}));
-  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+  Graph layer = block_layer(name, c, [&](std::span<const int64_t> idx) {
     auto f = [d, value, s = c.block_shape(std::vector<int64_t>(idx.begin(), idx.end()))] {
       return NDArray::full(d, s, value);
     };
@@ -244,7 +244,7 @@ Array random(const Shape& shape, const ChunkSpec& chunks, uint64_t seed, DType d
   Chunks c = normalize_chunks(chunks, shape, dtype);
   const std::string name =
       absl::StrCat("random-", token({"random", shape_str(shape), c.str(), std::to_string(seed), dtype.str()}));
-  Graph layer = block_layer(name, c, [&](absl::Span<const int64_t> idx) {
+  Graph layer = block_layer(name, c, [&](std::span<const int64_t> idx) {
     // The block's stream: the seed and the block index mixed together.
     uint64_t state = seed ^ 0x243f6a8885a308d3ULL;
     for (int64_t i : idx) {
@@ -272,7 +272,7 @@ Array from_ndarray(const NDArray& data, const ChunkSpec& chunks) {
   Chunks c = normalize_chunks(chunks, data.shape(), data.dtype());
   const std::string name = absl::StrCat("array-", unique_token());
   Graph layer;
-  for_each_block(c, [&](absl::Span<const int64_t> idx) { layer.put(Key(name, idx), Value(data.slice(block_region(c, idx)))); });
+  for_each_block(c, [&](std::span<const int64_t> idx) { layer.put(Key(name, idx), Value(data.slice(block_region(c, idx)))); });
   return Array(name, std::move(c), data.dtype(), std::move(layer));
 }
 

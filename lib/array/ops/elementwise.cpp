@@ -178,7 +178,7 @@ DType result_type(BinaryOp op, DType a, DType b) {
 
 Array elementwise(BinaryOp op, const Array& a, const Array& b) {
   const DType dtype = result_type(op, a.dtype(), b.dtype());
-  return blockwise_broadcast(std::string(op_name(op)), "", {a, b}, dtype, [op, dtype](absl::Span<const NDArray> x) {
+  return blockwise_broadcast(std::string(op_name(op)), "", {a, b}, dtype, [op, dtype](std::span<const NDArray> x) {
     return apply_blocks(op, dtype, x[0], x[1]);
   });
 }
@@ -196,7 +196,7 @@ Array elementwise(BinaryOp op, const Array& a, const Scalar& s, bool scalar_firs
       absl::StrCat(name, "-", token({name, a.name(), s.dtype().str(), value, scalar_first ? "s-a" : "a-s"}));
   Graph layer;
   auto f = [op, dtype, s, scalar_first](const NDArray& x) { return apply_scalar(op, dtype, x, s, scalar_first); };
-  for_each_block(a.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(a.chunks(), [&](std::span<const int64_t> idx) {
     layer.put(Key(out, idx), Task(fn(name, f), ref(a.block_key(idx))));
   });
   return Array(out, a.chunks(), dtype, std::move(layer), {a});
@@ -207,7 +207,7 @@ Array astype(const Array& a, DType dtype) {
   const std::string out = absl::StrCat("astype-", token({"astype", a.name(), dtype.str()}));
   Graph layer;
   auto f = [dtype](const NDArray& x) { return x.astype(dtype); };
-  for_each_block(a.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(a.chunks(), [&](std::span<const int64_t> idx) {
     layer.put(Key(out, idx), Task(fn("astype", f), ref(a.block_key(idx))));
   });
   return Array(out, a.chunks(), dtype, std::move(layer), {a});

@@ -358,7 +358,7 @@ Array transform(const Array& x, FftKind kind, const FftOptions& o) {
   Graph layer;
   const FftNorm norm = o.norm;
   auto f = [kind, axis, n, norm, out_dtype](const NDArray& b) { return fft_block(b, kind, axis, n, norm, out_dtype); };
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     layer.put(Key(out, idx), Task(fn(name, f), ref(whole.block_key(idx))));
   });
   return Array(out, chunks, out_dtype, std::move(layer), {whole});

@@ -167,7 +167,7 @@ Array tensordot(const Array& a0, const Array& b0, const ContractAxes& axes, int 
   auto multiply = [c](const ValueList& pairs) { return multiply_blocks(c, pairs); };
   const size_t per_leaf = static_cast<size_t>(split_every);
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     // The tree's leaves: each sums up to split_every block products in place.
     std::vector<Key> level;
     ArgList pairs;
@@ -178,7 +178,7 @@ Array tensordot(const Array& a0, const Array& b0, const ContractAxes& axes, int 
       layer.put(level.back(), Task(fn("tensordot", multiply), std::move(pairs)));
       pairs = ArgList{};
     };
-    for_each_index(inner, [&](absl::Span<const int64_t> kc) {
+    for_each_index(inner, [&](std::span<const int64_t> kc) {
       std::vector<int64_t> ia(a.ndim()), ib(b.ndim());
       for (size_t i = 0; i < free_a.size(); ++i) ia[free_a[i]] = idx[i];
       for (size_t i = 0; i < free_b.size(); ++i) ib[free_b[i]] = idx[free_a.size() + i];

@@ -23,6 +23,7 @@
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
+#include "tessera/array/ops/shape.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::array {
@@ -272,7 +273,7 @@ ArgPartial arg_combine(bool max, const std::vector<ArgPartial>& parts) {
 // Combines the partials of `level` by a tree of `split_every` into `layer`;
 // the keys are `part`-<depth> with `prefix` and a running number. Returns the root.
 Key combine_tree(bool max, Graph& layer, std::vector<Key> level, const std::string& part,
-                 absl::Span<const int64_t> prefix, int split_every, const std::string& name) {
+                 std::span<const int64_t> prefix, int split_every, const std::string& name) {
   auto f_combine = [max](const std::vector<ArgPartial>& p) { return arg_combine(max, p); };
   for (int depth = 1; level.size() > 1; ++depth) {
     std::vector<Key> next;
@@ -291,7 +292,7 @@ Key combine_tree(bool max, Graph& layer, std::vector<Key> level, const std::stri
   return level.front();
 }
 
-Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
+Array arg_reduce_axis(bool max, const Array& x, int axis_arg, int split_every) {
   const std::string name = max ? "argmax" : "argmin";
   if (x.ndim() == 0) throw Error(absl::StrCat(name, ": needs an array of at least one dimension, found a 0-d array"));
   const size_t axis = detail::axis_index(axis_arg, x.ndim(), name);
@@ -311,7 +312,7 @@ Array arg_reduce(bool max, const Array& x, int axis_arg, int split_every) {
     return p.index.slice(s);
   };
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<Key> level;
     for (int64_t j = 0; j < x.numblocks()[axis]; ++j) {
       std::vector<int64_t> in(idx.begin(), idx.end());
@@ -335,7 +336,7 @@ Array arg_reduce_flat(bool max, const Array& x, int split_every) {
   const std::string out = absl::StrCat(name, "-", tok), part = absl::StrCat(name, "-partial-", tok);
   Graph layer;
   std::vector<Key> level;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(x.chunks(), [&](std::span<const int64_t> idx) {
     std::vector<int64_t> start(idx.size());
     for (size_t k = 0; k < idx.size(); ++k) start[k] = x.chunks().offsets(k)[static_cast<size_t>(idx[k])];
     auto f = [max, start = std::move(start), shape = x.shape()](const NDArray& b) {
@@ -354,7 +355,7 @@ Array arg_reduce_flat(bool max, const Array& x, int split_every) {
 
 Array compare(CompareOp op, const Array& a, const Array& b) {
   const DType dtype = promote_types(a.dtype(), b.dtype());
-  return blockwise_broadcast(compare_name(op), "", {a, b}, DType::bool_(), [op, dtype](absl::Span<const NDArray> x) {
+  return blockwise_broadcast(compare_name(op), "", {a, b}, DType::bool_(), [op, dtype](std::span<const NDArray> x) {
     return compare_blocks(op, dtype, x[0], x[1]);
   });
 }
@@ -394,13 +395,13 @@ Array compare(CompareOp op, const Array& a, const Scalar& s) {
 
 Array where(const Array& cond, const Array& a, const Array& b) {
   const DType dtype = promote_types(a.dtype(), b.dtype());
-  return blockwise_broadcast("where", "", {cond, a, b}, dtype, [dtype](absl::Span<const NDArray> x) {
+  return blockwise_broadcast("where", "", {cond, a, b}, dtype, [dtype](std::span<const NDArray> x) {
     return where_blocks(dtype, x[0], x[1], x[2]);
   });
 }
 
 Array isnan(const Array& x) {
-  return blockwise_broadcast("isnan", "", {x}, DType::bool_(), [](absl::Span<const NDArray> b) {
+  return blockwise_broadcast("isnan", "", {x}, DType::bool_(), [](std::span<const NDArray> b) {
     NDArray out = NDArray::empty(DType::bool_(), b[0].shape());
     TensorMap<bool, 1> o(out.data<bool>(), out.size());
     dispatch(b[0].dtype(), [&]<class T>() {
@@ -437,10 +438,27 @@ Array nanmean(const Array& x, const ReduceOptions& options) {
                                                                : dtype);
 }
 
-Array argmax(const Array& x, int axis, int split_every) { return arg_reduce(true, x, axis, split_every); }
-Array argmin(const Array& x, int axis, int split_every) { return arg_reduce(false, x, axis, split_every); }
-Array argmax(const Array& x) { return arg_reduce_flat(true, x, 8); }
-Array argmin(const Array& x) { return arg_reduce_flat(false, x, 8); }
+namespace {
+
+// argmax or argmin along options.axis (at most one), or of the flattened array.
+Array arg_reduce(bool max, const Array& x, const ReduceOptions& options) {
+  const std::string name = max ? "argmax" : "argmin";
+  if (options.axis.size() > 1) {
+    throw Error(absl::StrCat(name, ": expected at most one axis, found ", options.axis.size()));
+  }
+  if (options.axis.empty()) {
+    Array flat = arg_reduce_flat(max, x, options.split_every);
+    return options.keepdims ? reshape(flat, Shape(x.ndim(), 1)) : flat;
+  }
+  Array along = arg_reduce_axis(max, x, options.axis[0], options.split_every);
+  if (!options.keepdims) return along;
+  return expand_dims(along, static_cast<int>(detail::axis_index(options.axis[0], x.ndim(), name)));
+}
+
+}  // namespace
+
+Array argmax(const Array& x, const ReduceOptions& options) { return arg_reduce(true, x, options); }
+Array argmin(const Array& x, const ReduceOptions& options) { return arg_reduce(false, x, options); }
 
 namespace {
 

@@ -41,7 +41,7 @@ Array map_blocks(BlockFunction f, const std::vector<Array>& inputs, DType dtype,
   const std::string out = absl::StrCat(options.name, "-", unique_token());
   auto shared = std::make_shared<const BlockFunction>(std::move(f));
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     Key key(out, idx);
     Shape shape = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
     auto task = [shared, shape, dtype, key, name = options.name](const ValueList& blocks) {

@@ -104,7 +104,7 @@ NDArray assemble(const std::vector<NDArray>& pieces, const Assembly& a) {
   std::byte* row = out.data();
   const std::vector<int64_t> rows(a.shape.begin(), a.shape.end() - 1);
   const AxisHalo& last = a.axes.back();
-  for_each_index(rows, [&](absl::Span<const int64_t> idx) {
+  for_each_index(rows, [&](std::span<const int64_t> idx) {
     int64_t piece = 0;
     bool outside = false;
     for (size_t k = 0; k + 1 < n && !outside; ++k) {
@@ -201,7 +201,7 @@ Array map_overlap(std::function<NDArray(const NDArray&)> kernel, const Array& x,
   const std::string out = absl::StrCat(name, "-", tok), halo = absl::StrCat(name, "-halo-", tok);
   auto f = std::make_shared<const std::function<NDArray(const NDArray&)>>(std::move(kernel));
   Graph layer;
-  for_each_block(in.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(in.chunks(), [&](std::span<const int64_t> idx) {
     auto a = std::make_shared<Assembly>();
     a->dtype = in.dtype();
     a->constant = constant;
@@ -212,7 +212,7 @@ Array map_overlap(std::function<NDArray(const NDArray&)> kernel, const Array& x,
       grid.push_back(static_cast<int64_t>(a->axes[k].blocks.size()));
     }
     ArgList pieces;
-    for_each_index(grid, [&](absl::Span<const int64_t> g) {
+    for_each_index(grid, [&](std::span<const int64_t> g) {
       std::vector<int64_t> block(nd), start(nd), shape(nd);
       for (size_t k = 0; k < nd; ++k) {
         const AxisHalo& h = a->axes[k];

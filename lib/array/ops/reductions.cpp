@@ -140,7 +140,7 @@ void for_each_row(const NDArray& block, const std::vector<bool>& reduced, F&& ro
   }
   const int64_t len = shape[n - 1];
   if (len == 0) return;
-  for_each_index(absl::MakeConstSpan(shape.data(), n - 1), [&](absl::Span<const int64_t> idx) {
+  for_each_index(std::span(shape.data(), n - 1), [&](std::span<const int64_t> idx) {
     int64_t o = 0, at = 0;
     for (size_t k = 0; k + 1 < n; ++k) o += idx[k] * pstride[k], at += idx[k] * strides[k];
     row(reinterpret_cast<const T*>(reinterpret_cast<const std::byte*>(x) + at), len, o);
@@ -350,7 +350,7 @@ Array reduce(Kind kind, std::string_view op, const Array& x, const ReduceOptions
   Graph layer;
 
   std::string level_name = absl::StrCat(name, "-chunk-", tok);
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(x.chunks(), [&](std::span<const int64_t> idx) {
     auto f = [kind, reduced, in](const NDArray& block) {
       return dispatch(in, [&]<class T>() { return chunk_partial<T>(kind, reduced, block); });
     };
@@ -373,7 +373,7 @@ Array reduce(Kind kind, std::string_view op, const Array& x, const ReduceOptions
       if (reduced[k]) next[k] = (grid[k] + fan_in - 1) / fan_in;
     }
     const std::string next_name = absl::StrCat(name, "-combine", level, "-", tok);
-    for_each_index(next, [&](absl::Span<const int64_t> idx) {
+    for_each_index(next, [&](std::span<const int64_t> idx) {
       // The children: up to fan_in neighbours along each reduced axis.
       std::vector<int64_t> lo(idx.begin(), idx.end()), extent(idx.size(), 1);
       for (size_t k = 0; k < idx.size(); ++k) {
@@ -382,7 +382,7 @@ Array reduce(Kind kind, std::string_view op, const Array& x, const ReduceOptions
         extent[k] = std::min(fan_in, grid[k] - lo[k]);
       }
       ArgList children;
-      for_each_index(extent, [&](absl::Span<const int64_t> d) {
+      for_each_index(extent, [&](std::span<const int64_t> d) {
         std::vector<int64_t> child(lo);
         for (size_t k = 0; k < d.size(); ++k) child[k] += d[k];
         children.items.emplace_back(ref(Key(level_name, child)));
@@ -397,7 +397,7 @@ Array reduce(Kind kind, std::string_view op, const Array& x, const ReduceOptions
   }
 
   Chunks out_chunks(out_sizes);
-  for_each_index(grid, [&](absl::Span<const int64_t> idx) {
+  for_each_index(grid, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> out_idx;
     for (size_t k = 0; k < idx.size(); ++k) {
       if (!reduced[k] || o.keepdims) out_idx.push_back(idx[k]);

@@ -215,7 +215,7 @@ Array reshape(const Array& x, const Shape& new_shape) {
   const std::vector<Key> sources = in.keys();
   Graph layer;
   size_t next = 0;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     Shape block = chunks.block_shape(std::vector<int64_t>(idx.begin(), idx.end()));
     auto f = [block](const NDArray& b) { return c_contiguous(b).reshape(block); };
     layer.put(Key(out, idx), Task(fn("reshape", std::move(f)), ref(sources[next++])));

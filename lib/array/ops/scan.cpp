@@ -148,7 +148,7 @@ Array scan(ScanOp op, const Array& x, int axis_arg) {
   auto f_next = [op, axis](const NDArray& s, const NDArray& c) { return next_carry(op, s, &c, axis); };
   auto f_apply = [op, axis](const NDArray& s, const NDArray& c) { return apply_carry(op, s, c, axis); };
   Graph layer;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(x.chunks(), [&](std::span<const int64_t> idx) {
     layer.put(Key(part, idx), Task(fn(name, f_scan), ref(x.block_key(idx))));
     const int64_t j = idx[axis];
     if (j == 0) {

@@ -76,7 +76,7 @@ Array transpose(const Array& x, std::optional<std::vector<int>> axes) {
   const std::string out = absl::StrCat("transpose-", token({"transpose", x.name(), join_ints(text)}));
   Graph layer;
   auto f = [perm](const NDArray& b) { return b.transpose(perm); };
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> in(nd);
     for (size_t i = 0; i < nd; ++i) in[perm[i]] = idx[i];
     layer.put(Key(out, idx), Task(fn("transpose", f), ref(x.block_key(in))));
@@ -129,7 +129,7 @@ Array squeeze(const Array& x, std::optional<std::vector<int>> axes) {
   const std::string out = absl::StrCat("squeeze-", token({"squeeze", x.name(), mask}));
   Graph layer;
   auto f = [drop](const NDArray& b) { return drop_axes(b, drop); };
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> in;
     size_t j = 0;
     for (size_t k = 0; k < drop.size(); ++k) in.push_back(drop[k] ? 0 : idx[j++]);
@@ -146,7 +146,7 @@ Array expand_dims(const Array& x, int axis) {
   const std::string out = absl::StrCat("expand_dims-", token({"expand_dims", x.name(), std::to_string(k)}));
   Graph layer;
   auto f = [k](const NDArray& b) { return insert_axis(b, k); };
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> in(idx.begin(), idx.end());
     in.erase(in.begin() + static_cast<long>(k));
     layer.put(Key(out, idx), Task(fn("expand_dims", f), ref(x.block_key(in))));
@@ -208,7 +208,7 @@ Array concatenate(const std::vector<Array>& arrays, int axis) {
   }
   if (source.empty()) source.emplace_back(0, 0);
   Graph layer;
-  for_each_block(chunks, [&](absl::Span<const int64_t> idx) {
+  for_each_block(chunks, [&](std::span<const int64_t> idx) {
     std::vector<int64_t> in(idx.begin(), idx.end());
     const auto [i, b] = source[static_cast<size_t>(idx[k])];
     in[k] = b;

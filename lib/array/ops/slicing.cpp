@@ -107,7 +107,7 @@ Array slice(const Array& x, const std::vector<Slice>& slices) {
   Graph layer;
   std::vector<int64_t> grid;
   for (const auto& p : pieces) grid.push_back(static_cast<int64_t>(p.size()));
-  for_each_index(grid, [&](absl::Span<const int64_t> g) {
+  for_each_index(grid, [&](std::span<const int64_t> g) {
     std::vector<int64_t> in_idx, out_idx;
     std::vector<Slice> local;
     bool whole = true;

@@ -68,7 +68,7 @@ int64_t blocks_per_task(const Array& x) {
 void fill_into(const Array& x, const BlockFill& fill, const NDArray& target, const std::string& name,
                const ComputeOptions& options) {
   std::vector<std::vector<int64_t>> blocks;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) { blocks.emplace_back(idx.begin(), idx.end()); });
+  for_each_block(x.chunks(), [&](std::span<const int64_t> idx) { blocks.emplace_back(idx.begin(), idx.end()); });
   const auto shared = std::make_shared<const std::vector<std::vector<int64_t>>>(std::move(blocks));
   const int64_t per_task = blocks_per_task(x);
   const auto total = static_cast<int64_t>(shared->size());
@@ -98,7 +98,7 @@ void write_blocks(const Array& x, const std::string& name, BlockWrite write, con
   const auto shared = std::make_shared<const BlockWrite>(std::move(write));
   Graph g = x.graph();
   std::vector<Key> keys;
-  for_each_block(x.chunks(), [&](absl::Span<const int64_t> idx) {
+  for_each_block(x.chunks(), [&](std::span<const int64_t> idx) {
     std::vector<int64_t> block(idx.begin(), idx.end());
     auto f = [shared, block](const NDArray& b) {
       (*shared)(block, b);

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
 #include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
@@ -20,18 +21,21 @@
 namespace tessera::array::detail {
 
 //! A view of the box `[start, start + shape)` of `a`.
-NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);
+NDArray box_view(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape);
 
 //! The box of `a` as a C-contiguous block: the view when it is one, else a copy.
-NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape);
+NDArray contiguous_box(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape);
+
+//! An n-D index or extent stored inline: a graph holds one per piece and axis.
+using SmallIndex = absl::InlinedVector<int64_t, 4>;
 
 //! One piece of a new block: the box `[source_start, source_start + shape)` of
 //! source `source` goes to `output_start`.
 struct PieceCopy {
   size_t source = 0;
-  Intersection::Index source_start;
-  Intersection::Index output_start;
-  Intersection::Index shape;
+  SmallIndex source_start;
+  SmallIndex output_start;
+  SmallIndex shape;
 };
 
 //! How to build one new block from its sources.
@@ -58,16 +62,16 @@ Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks);
 //! `[source_start, source_start + shape)` of the old block lands at
 //! `target_start` in new block `new_block`.
 struct Shard {
-  Intersection::Index new_block;
-  Intersection::Index source_start;
-  Intersection::Index target_start;
-  Intersection::Index shape;
+  SmallIndex new_block;
+  SmallIndex source_start;
+  SmallIndex target_start;
+  SmallIndex shape;
 };
 
 //! Calls `f` for every shard of old block `in` whose new block lies in
 //! `[new_begin, new_end)` on every axis, in C order of the new blocks.
-void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
-                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, std::span<const int64_t> in,
+                    std::span<const int64_t> new_begin, std::span<const int64_t> new_end,
                     absl::FunctionRef<void(const Shard&)> f);
 
 //! The array a rechunk step reads: block (i, j, ...) is the key (name, i, j, ...).
@@ -75,7 +79,7 @@ struct StepInput {
   std::string name;
   Chunks chunks;
   DType dtype;
-  Key block_key(absl::Span<const int64_t> index) const { return Key(name, index); }
+  Key block_key(std::span<const int64_t> index) const { return Key(name, index); }
 };
 
 //! The tasks of one rechunk step and the name of the blocks it makes.

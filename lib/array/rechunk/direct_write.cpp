@@ -62,7 +62,7 @@ struct Runs {
   size_t bytes = 0;
 };
 
-Runs runs_of(absl::Span<const int64_t> shape, const Shape& chunk_shape, size_t itemsize) {
+Runs runs_of(std::span<const int64_t> shape, const Shape& chunk_shape, size_t itemsize) {
   size_t k = shape.size();
   size_t elements = 1;
   // Trailing axes the shard spans wholly join the run, and so does the first
@@ -79,7 +79,7 @@ bool direct_writes_pay(const ChunkWriter& w, const Chunks& old_chunks, size_t mi
   const std::vector<int64_t> begin(w.numblocks.size(), 0);
   size_t bytes = 0;
   int64_t runs = 0;
-  for_each_block(old_chunks, [&](absl::Span<const int64_t> in) {
+  for_each_block(old_chunks, [&](std::span<const int64_t> in) {
     detail::for_each_shard(w.maps, w.feeds, in, begin, w.numblocks, [&](const detail::Shard& s) {
       const Runs r = runs_of(s.shape, w.chunk_shape, w.dtype.itemsize());
       if (r.bytes == 0) return;
@@ -110,7 +110,7 @@ UniqueFd open_chunk_file(const std::string& path, int flags) {
 }
 
 // Writes every shard of old block `in` into its chunk file.
-void write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const int64_t> in) {
+void write_shards(const ChunkWriter& w, const NDArray& block, std::span<const int64_t> in) {
   const std::vector<int64_t> begin(w.numblocks.size(), 0);
   const size_t itemsize = w.dtype.itemsize();
   Buffer stage;
@@ -128,7 +128,7 @@ void write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const i
     for (size_t a = runs.axis; a < shape.size(); ++a) fixed += s.target_start[a] * w.chunk_strides[a];
     const std::byte* data = stage.data();
     const std::vector<int64_t> leading(shape.begin(), shape.begin() + static_cast<ptrdiff_t>(runs.axis));
-    for_each_index(leading, [&](absl::Span<const int64_t> i) {
+    for_each_index(leading, [&](std::span<const int64_t> i) {
       int64_t offset = fixed;
       for (size_t a = 0; a < runs.axis; ++a) offset += (s.target_start[a] + i[a]) * w.chunk_strides[a];
       write_all(file.fd, data, runs.bytes, static_cast<off_t>(offset), path);
@@ -141,7 +141,7 @@ void write_shards(const ChunkWriter& w, const NDArray& block, absl::Span<const i
 // (The writer has at least one axis.)
 void create_chunk_files(const ChunkWriter& w) {
   const auto size = static_cast<off_t>(w.chunk_strides[0] * w.chunk_shape[0]);
-  for_each_index(w.numblocks, [&](absl::Span<const int64_t> j) {
+  for_each_index(w.numblocks, [&](std::span<const int64_t> j) {
     const std::string path = w.store->chunk_path({j.begin(), j.end()});
     const UniqueFd file = open_chunk_file(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (::ftruncate(file.fd, size) != 0) throw StorageError(path, "cannot size a chunk file", errno);

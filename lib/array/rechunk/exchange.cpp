@@ -87,13 +87,13 @@ struct Exchange {
   }
 };
 
-int64_t flat_of(absl::Span<const int64_t> index, const std::vector<int64_t>& strides) {
+int64_t flat_of(std::span<const int64_t> index, const std::vector<int64_t>& strides) {
   int64_t flat = 0;
   for (size_t a = 0; a < index.size(); ++a) flat += index[a] * strides[a];
   return flat;
 }
 
-int64_t box_bytes(absl::Span<const int64_t> shape, size_t itemsize) {
+int64_t box_bytes(std::span<const int64_t> shape, size_t itemsize) {
   auto n = static_cast<int64_t>(itemsize);
   for (int64_t e : shape) n *= e;
   return n;
@@ -149,7 +149,7 @@ void run_round(Exchange& e, const ExchangeRound& round, size_t k) {
   for (const BlockBox& box : round.boxes) {
     std::vector<int64_t> extent(box.begin.size());
     for (size_t a = 0; a < extent.size(); ++a) extent[a] = box.end[a] - box.begin[a];
-    for_each_index(extent, [&](absl::Span<const int64_t> local) {
+    for_each_index(extent, [&](std::span<const int64_t> local) {
       std::vector<int64_t> j(local.begin(), local.end());
       for (size_t a = 0; a < j.size(); ++a) j[a] += box.begin[a];
       const int dest = block_owner(flat_of(j, e.new_strides), e.comm.size());

@@ -71,7 +71,7 @@ struct Planner {
         in_begin[a] = first - off.begin();
         in_extent[a] = std::max<int64_t>(last - first, 1);
       }
-      for_each_index(extent, [&](absl::Span<const int64_t> local) {
+      for_each_index(extent, [&](std::span<const int64_t> local) {
         int64_t flat = 0, bytes = itemsize;
         for (size_t a = 0; a < ndim; ++a) {
           const int64_t j = box.begin[a] + local[a];
@@ -84,7 +84,7 @@ struct Planner {
         ++r.output_blocks;
         r.bytes += bytes;
       });
-      for_each_index(in_extent, [&](absl::Span<const int64_t> local) {
+      for_each_index(in_extent, [&](std::span<const int64_t> local) {
         int64_t flat = 0, bytes = itemsize;
         for (size_t a = 0; a < ndim; ++a) {
           const int64_t i = in_begin[a] + local[a];
@@ -130,7 +130,7 @@ struct Planner {
       round = ExchangeRound{};
       in_round = 0;
     };
-    for_each_index(counts, [&](absl::Span<const int64_t> p) {
+    for_each_index(counts, [&](std::span<const int64_t> p) {
       BlockBox whole{std::vector<int64_t>(ndim), std::vector<int64_t>(ndim)};
       std::vector<int64_t> tile(ndim), tiles(ndim);
       for (size_t a = 0; a < ndim; ++a) {
@@ -145,7 +145,7 @@ struct Planner {
         room = std::max<int64_t>(room / tile[a], 1);
         tiles[a] = (e + tile[a] - 1) / tile[a];
       }
-      for_each_index(tiles, [&](absl::Span<const int64_t> k) {
+      for_each_index(tiles, [&](std::span<const int64_t> k) {
         BlockBox box = whole;
         for (size_t a = 0; a < ndim; ++a) {
           box.begin[a] = whole.begin[a] + k[a] * tile[a];

@@ -14,7 +14,7 @@ namespace tessera::array {
 
 namespace {
 
-std::string sizes_str(absl::Span<const int64_t> sizes) {
+std::string sizes_str(std::span<const int64_t> sizes) {
   std::string s = "(";
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (i) s += ", ";
@@ -23,7 +23,7 @@ std::string sizes_str(absl::Span<const int64_t> sizes) {
   return s + (sizes.size() == 1 ? ",)" : ")");
 }
 
-int64_t checked_total(absl::Span<const int64_t> sizes, const char* which) {
+int64_t checked_total(std::span<const int64_t> sizes, const char* which) {
   if (sizes.empty()) {
     throw ChunkError(std::string("rechunk: expected at least one block per axis in the ") + which +
                      " chunks, found none");
@@ -41,7 +41,7 @@ int64_t checked_total(absl::Span<const int64_t> sizes, const char* which) {
 
 }  // namespace
 
-AxisMap old_to_new_axis(absl::Span<const int64_t> old_chunks, absl::Span<const int64_t> new_chunks) {
+AxisMap old_to_new_axis(std::span<const int64_t> old_chunks, std::span<const int64_t> new_chunks) {
   const int64_t old_total = checked_total(old_chunks, "input");
   const int64_t new_total = checked_total(new_chunks, "output");
   if (old_total != new_total) {
@@ -112,7 +112,7 @@ std::vector<std::vector<int64_t>> new_from_old_axis(const AxisMap& map, size_t o
   return inverse;
 }
 
-Intersection::Index piece_grid(const std::vector<AxisMap>& maps, absl::Span<const int64_t> output_block) {
+Intersection::Index piece_grid(const std::vector<AxisMap>& maps, std::span<const int64_t> output_block) {
   Intersection::Index grid(maps.size());
   for (size_t a = 0; a < maps.size(); ++a) {
     grid[a] = static_cast<int64_t>(maps[a].at(static_cast<size_t>(output_block[a])).size());
@@ -120,8 +120,8 @@ Intersection::Index piece_grid(const std::vector<AxisMap>& maps, absl::Span<cons
   return grid;
 }
 
-void for_each_intersection(const std::vector<AxisMap>& maps, absl::Span<const int64_t> output_block,
-                           absl::FunctionRef<void(const Intersection&)> visit) {
+void for_each_intersection(const std::vector<AxisMap>& maps, std::span<const int64_t> output_block,
+                           FunctionRef<void(const Intersection&)> visit) {
   const size_t ndim = maps.size();
   if (output_block.size() != ndim) {
     throw ChunkError("rechunk: expected an output block index of " + std::to_string(ndim) +
@@ -133,7 +133,7 @@ void for_each_intersection(const std::vector<AxisMap>& maps, absl::Span<const in
   x.input_start.resize(ndim);
   x.output_start.resize(ndim);
   x.shape.resize(ndim);
-  for_each_index(grid, [&](absl::Span<const int64_t> position) {
+  for_each_index(grid, [&](std::span<const int64_t> position) {
     x.position.assign(position.begin(), position.end());
     for (size_t a = 0; a < ndim; ++a) {
       const Piece& p = maps[a][static_cast<size_t>(output_block[a])][static_cast<size_t>(position[a])];

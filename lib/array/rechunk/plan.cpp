@@ -29,7 +29,7 @@ namespace tessera::array {
 
 namespace detail {
 
-std::vector<int64_t> divide_to_width(absl::Span<const int64_t> sizes, int64_t max_width) {
+std::vector<int64_t> divide_to_width(std::span<const int64_t> sizes, int64_t max_width) {
   max_width = std::max<int64_t>(max_width, 1);
   std::vector<int64_t> out;
   for (int64_t c : sizes) {
@@ -43,7 +43,7 @@ std::vector<int64_t> divide_to_width(absl::Span<const int64_t> sizes, int64_t ma
   return out;
 }
 
-std::vector<int64_t> merge_to_number(absl::Span<const int64_t> sizes, int64_t max_number) {
+std::vector<int64_t> merge_to_number(std::span<const int64_t> sizes, int64_t max_number) {
   max_number = std::max<int64_t>(max_number, 1);
   const auto n = static_cast<int64_t>(sizes.size());
   if (n <= max_number) return {sizes.begin(), sizes.end()};

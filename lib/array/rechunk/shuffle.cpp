@@ -145,7 +145,7 @@ std::string default_scratch_dir() {
 }
 
 // The new blocks of partial `p` (one index per axis), as global block indices.
-std::vector<int64_t> partial_extent(const ShuffleContext& c, absl::Span<const int64_t> p) {
+std::vector<int64_t> partial_extent(const ShuffleContext& c, std::span<const int64_t> p) {
   std::vector<int64_t> extent(p.size());
   for (size_t a = 0; a < p.size(); ++a) {
     const AxisPartial ap = c.partial(a, p[a]);
@@ -155,7 +155,7 @@ std::vector<int64_t> partial_extent(const ShuffleContext& c, absl::Span<const in
 }
 
 // The position of new block `out` in the C-order grid of partial `p`.
-size_t local_index(const ShuffleContext& c, absl::Span<const int64_t> p, absl::Span<const int64_t> out) {
+size_t local_index(const ShuffleContext& c, std::span<const int64_t> p, std::span<const int64_t> out) {
   size_t flat = 0;
   for (size_t a = 0; a < p.size(); ++a) {
     const AxisPartial ap = c.partial(a, p[a]);
@@ -164,11 +164,11 @@ size_t local_index(const ShuffleContext& c, absl::Span<const int64_t> p, absl::S
   return flat;
 }
 
-Scratch make_scratch(const ShuffleContext& c, absl::Span<const int64_t> p) {
+Scratch make_scratch(const ShuffleContext& c, std::span<const int64_t> p) {
   std::vector<int64_t> origin(p.size());
   for (size_t a = 0; a < p.size(); ++a) origin[a] = c.partial(a, p[a]).new_begin;
   std::vector<size_t> sizes;
-  for_each_index(partial_extent(c, p), [&](absl::Span<const int64_t> local) {
+  for_each_index(partial_extent(c, p), [&](std::span<const int64_t> local) {
     std::vector<int64_t> out(local.begin(), local.end());
     for (size_t a = 0; a < out.size(); ++a) out[a] += origin[a];
     sizes.push_back(array_nbytes(c.dtype, c.new_chunks.block_shape(out)));
@@ -186,8 +186,8 @@ Scratch make_scratch(const ShuffleContext& c, absl::Span<const int64_t> p) {
 // unmapped, and its pages leave the process, as soon as the block is released
 // rather than when the whole partial is. Each block's task touches only its
 // own element, so no two threads write one.
-NDArray region_view(const ShuffleContext& c, const Scratch& s, absl::Span<const int64_t> p,
-                    absl::Span<const int64_t> out, bool hand_over = false) {
+NDArray region_view(const ShuffleContext& c, const Scratch& s, std::span<const int64_t> p,
+                    std::span<const int64_t> out, bool hand_over = false) {
   Shape shape = c.new_chunks.block_shape({out.begin(), out.end()});
   Strides strides = NDArray::c_strides(shape, c.dtype.itemsize());
   Buffer& region = s.region->blocks[local_index(c, p, out)];
@@ -197,8 +197,8 @@ NDArray region_view(const ShuffleContext& c, const Scratch& s, absl::Span<const 
 
 // Writes every shard of old block `in` that partial `p` needs. Returns the
 // bytes written.
-int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block, absl::Span<const int64_t> p,
-                 absl::Span<const int64_t> in) {
+int64_t transfer(const ShuffleContext& c, const Scratch& s, const NDArray& block, std::span<const int64_t> p,
+                 std::span<const int64_t> in) {
   const size_t ndim = p.size();
   std::vector<int64_t> begin(ndim), end(ndim);
   for (size_t a = 0; a < ndim; ++a) {
@@ -242,7 +242,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
   for (const auto& axis : c->partials) partial_counts.push_back(static_cast<int64_t>(axis.size()));
 
   Graph layer;
-  for_each_index(partial_counts, [&](absl::Span<const int64_t> pv) {
+  for_each_index(partial_counts, [&](std::span<const int64_t> pv) {
     const std::vector<int64_t> p(pv.begin(), pv.end());
     std::vector<int64_t> old_extent(ndim), old_origin(ndim), new_origin(ndim);
     bool identity = true;
@@ -262,7 +262,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
     const Key scratch(scratch_name, p);
     layer.put(scratch, Task(fn("rechunk_scratch", [c, p] { return make_scratch(*c, p); })));
     std::vector<Arg> transfers;
-    for_each_index(old_extent, [&](absl::Span<const int64_t> local) {
+    for_each_index(old_extent, [&](std::span<const int64_t> local) {
       std::vector<int64_t> in(local.begin(), local.end());
       for (size_t a = 0; a < ndim; ++a) in[a] += old_origin[a];
       std::vector<int64_t> key_index = p;
@@ -278,7 +278,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
     const Key barrier(barrier_name, p);
     layer.put(barrier, Task(fn("rechunk_barrier", [](const Scratch& s, const ValueList&) { return s; }),
                             ref(scratch), ArgList{std::move(transfers)}));
-    for_each_index(partial_extent(*c, p), [&](absl::Span<const int64_t> local) {
+    for_each_index(partial_extent(*c, p), [&](std::span<const int64_t> local) {
       std::vector<int64_t> out(local.begin(), local.end());
       for (size_t a = 0; a < ndim; ++a) out[a] += new_origin[a];
       layer.put(Key(out_name, out), Task(fn("rechunk_region", [c, p, out](const Scratch& s) {

@@ -26,14 +26,14 @@ namespace tessera::array {
 
 namespace detail {
 
-NDArray box_view(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
+NDArray box_view(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape) {
   std::vector<Slice> slices;
   slices.reserve(start.size());
   for (size_t k = 0; k < start.size(); ++k) slices.push_back(Slice{start[k], start[k] + shape[k]});
   return a.slice(slices);
 }
 
-NDArray contiguous_box(const NDArray& a, absl::Span<const int64_t> start, absl::Span<const int64_t> shape) {
+NDArray contiguous_box(const NDArray& a, std::span<const int64_t> start, std::span<const int64_t> shape) {
   return c_contiguous(box_view(a, start, shape));
 }
 
@@ -44,8 +44,8 @@ Feeds feeds_of(const std::vector<AxisMap>& maps, const Chunks& old_chunks) {
   return feeds;
 }
 
-void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::Span<const int64_t> in,
-                    absl::Span<const int64_t> new_begin, absl::Span<const int64_t> new_end,
+void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, std::span<const int64_t> in,
+                    std::span<const int64_t> new_begin, std::span<const int64_t> new_end,
                     absl::FunctionRef<void(const Shard&)> f) {
   const size_t ndim = in.size();
   struct AxisShard {
@@ -69,7 +69,7 @@ void for_each_shard(const std::vector<AxisMap>& maps, const Feeds& feeds, absl::
   shard.source_start.resize(ndim);
   shard.target_start.resize(ndim);
   shard.shape.resize(ndim);
-  for_each_index(extent, [&](absl::Span<const int64_t> k) {
+  for_each_index(extent, [&](std::span<const int64_t> k) {
     for (size_t a = 0; a < ndim; ++a) {
       const AxisShard& s = axis_shards[a][static_cast<size_t>(k[a])];
       shard.new_block[a] = s.new_block;
@@ -113,7 +113,7 @@ bool is_whole_block(const Chunks& old_chunks, const Intersection& piece) {
 }
 
 // The pieces of new block `out`, in C order of their grid.
-std::vector<Intersection> pieces_of(const std::vector<AxisMap>& maps, absl::Span<const int64_t> out) {
+std::vector<Intersection> pieces_of(const std::vector<AxisMap>& maps, std::span<const int64_t> out) {
   std::vector<Intersection> pieces;
   for_each_intersection(maps, out, [&](const Intersection& x) { pieces.push_back(x); });
   return pieces;
@@ -150,7 +150,7 @@ Task box_task(Key block, const Intersection& piece, bool contiguous) {
 // Whether new block `out` is made by one fused task: it holds the whole old
 // blocks of `pieces` and the new block at once. (Each is at most the array's
 // bytes, below 2^63, so their sum fits in a size_t.)
-bool fused_fits(const StepInput& x, const Chunks& chunks, absl::Span<const int64_t> out,
+bool fused_fits(const StepInput& x, const Chunks& chunks, std::span<const int64_t> out,
                 const std::vector<Intersection>& pieces, const RechunkOptions& options) {
   if (!options.fuse) return false;
   if (options.fused_task_limit <= 0) return true;
@@ -169,7 +169,7 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions&
   const std::vector<AxisMap> maps = old_to_new(x.chunks.sizes(), chunks.sizes());
   Graph layer;
   int64_t splits = 0;
-  for_each_block(chunks, [&](absl::Span<const int64_t> out) {
+  for_each_block(chunks, [&](std::span<const int64_t> out) {
     const Key key(merge, out);
     std::vector<Intersection> pieces = pieces_of(maps, out);
     const bool fuse = fused_fits(x, chunks, out, pieces, options);
@@ -191,7 +191,8 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions&
     plan->shape = chunks.block_shape({out.begin(), out.end()});
     std::vector<Arg> sources;
     for (const Intersection& p : pieces) {
-      PieceCopy copy{sources.size(), p.input_start, p.output_start, p.shape};
+      PieceCopy copy{sources.size(), {p.input_start.begin(), p.input_start.end()},
+                     {p.output_start.begin(), p.output_start.end()}, {p.shape.begin(), p.shape.end()}};
       if (fuse || is_whole_block(x.chunks, p)) {
         sources.emplace_back(ref(input_key(x, p.input_block)));
       } else {
@@ -211,7 +212,7 @@ Step empty_layer(const StepInput& x, const Chunks& chunks, const std::string& to
   const std::string name = "rechunk-merge-" + token;
   Graph layer;
   const DType dtype = x.dtype;
-  for_each_block(chunks, [&](absl::Span<const int64_t> out) {
+  for_each_block(chunks, [&](std::span<const int64_t> out) {
     layer.put(Key(name, out), Task(fn("rechunk_empty", [dtype](const std::vector<int64_t>& shape) {
                                      return NDArray::empty(dtype, shape);
                                    }),

@@ -129,19 +129,19 @@ TEST_CASE("byte sizes parse as dask writes them") {
 TEST_CASE("for_each_index walks a grid in C order, once for no axes, never with an empty axis") {
   std::vector<std::vector<int64_t>> seen;
   const std::vector<int64_t> extents{2, 3};
-  for_each_index(extents, [&](absl::Span<const int64_t> i) { seen.emplace_back(i.begin(), i.end()); });
+  for_each_index(extents, [&](std::span<const int64_t> i) { seen.emplace_back(i.begin(), i.end()); });
   CHECK(seen == std::vector<std::vector<int64_t>>{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}});
   int calls = 0;
-  for_each_index(std::vector<int64_t>{}, [&](absl::Span<const int64_t> i) { calls += i.empty() ? 1 : 100; });
+  for_each_index(std::vector<int64_t>{}, [&](std::span<const int64_t> i) { calls += i.empty() ? 1 : 100; });
   CHECK(calls == 1);
-  for_each_index(std::vector<int64_t>{3, 0, 2}, [&](absl::Span<const int64_t>) { ++calls; });
+  for_each_index(std::vector<int64_t>{3, 0, 2}, [&](std::span<const int64_t>) { ++calls; });
   CHECK(calls == 1);
 }
 
 TEST_CASE("for_each_block visits every block of chunks once, in C order of the block grid") {
   const Chunks c = normalize_chunks({4, 3}, {10, 6});  // 3 x 2 blocks
   std::vector<std::vector<int64_t>> seen;
-  for_each_block(c, [&](absl::Span<const int64_t> b) { seen.emplace_back(b.begin(), b.end()); });
+  for_each_block(c, [&](std::span<const int64_t> b) { seen.emplace_back(b.begin(), b.end()); });
   CHECK(seen == std::vector<std::vector<int64_t>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}});
 }
 

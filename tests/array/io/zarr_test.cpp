@@ -42,7 +42,7 @@ NDArray read_all(const zarr::Store& z) {
 NDArray read_all_into(const zarr::Store& z) {
   NDArray out = NDArray::empty(z.dtype(), z.shape());
   const Chunks& c = z.chunks();
-  for_each_block(c, [&](absl::Span<const int64_t> idx) {
+  for_each_block(c, [&](std::span<const int64_t> idx) {
     const std::vector<int64_t> block(idx.begin(), idx.end());
     std::vector<Slice> where;
     for (size_t a = 0; a < c.ndim(); ++a) where.emplace_back(c.offsets(a)[block[a]], c.offsets(a)[block[a] + 1]);
@@ -141,7 +141,7 @@ TEST_CASE("zarr: compute() decodes each chunk into its place, the same values as
     const std::string path = dir / std::to_string(n++);
     zarr::Store z = zarr::create(path, DType::float32(), all.shape(), {8, 8, 10}, Scalar(-3), f);
     const Chunks& c = z.chunks();
-    for_each_block(c, [&](absl::Span<const int64_t> idx) {
+    for_each_block(c, [&](std::span<const int64_t> idx) {
       if (idx[0] == 1 && idx[1] == 1) return;  // never written: the fill value
       std::vector<Slice> where;
       for (size_t a = 0; a < c.ndim(); ++a) where.emplace_back(c.offsets(a)[idx[a]], c.offsets(a)[idx[a] + 1]);

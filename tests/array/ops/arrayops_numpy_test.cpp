@@ -295,7 +295,7 @@ TEST_CASE("float16 arrays through every kind of op equal numpy's, result dtypes 
         {"std", "np.std(a)", tessera::array::std(x)},
         {"min", absl::StrCat("np.min(a, ", ax, ")"), min(x, o)},
         {"max", "np.max(a)", max(x)},
-        {"argmax", absl::StrCat("np.argmax(a, ", ax, ")"), argmax(x, axis, 2)},
+        {"argmax", absl::StrCat("np.argmax(a, ", ax, ")"), argmax(x, {.axis = {axis}, .split_every = 2})},
         {"argmin", "np.argmin(a)", argmin(x)},
         {"any", absl::StrCat("np.any(a > 2, ", ax, ")"), any(x > 2, o)},
         {"all", "np.all(b)", all(y)},

@@ -115,7 +115,7 @@ TEST_CASE("random is deterministic per block from the seed, on any number of wor
 }
 
 TEST_CASE("from_function gives f(index); from_ndarray cuts an array into views") {
-  Array f = from_function<int64_t>([](absl::Span<const int64_t> i) { return i[0] * 10 + i[1]; }, {4, 5}, {3, 2});
+  Array f = from_function<int64_t>([](std::span<const int64_t> i) { return i[0] * 10 + i[1]; }, {4, 5}, {3, 2});
   NDArray v = f.compute();
   CHECK(v.at<int64_t>({3, 4}) == 34);
   CHECK(v.at<int64_t>({2, 1}) == 21);
@@ -151,7 +151,7 @@ TEST_CASE("from_npy reads Fortran-ordered files, from_zarr zarr stores written b
              "z = zarr.open('z.zarr', mode='w', shape=(7, 5), chunks=(3, 2), dtype='<i4', compressor=None)\n"
              "z[:] = a\n"
              "zarr.open('c.zarr', mode='w', shape=(4,), chunks=(2,), dtype='<f8')[:] = 1\n");
-  NDArray want = from_function<int32_t>([](absl::Span<const int64_t> i) { return i[0] * 5 + i[1]; }, {7, 5}).compute();
+  NDArray want = from_function<int32_t>([](std::span<const int64_t> i) { return i[0] * 5 + i[1]; }, {7, 5}).compute();
   CHECK(array_equal(from_npy(dir / "f.npy", {3, 2}).compute(), want));
   Array z = from_zarr(dir / "z.zarr");
   CHECK(z.chunks().str() == "((3, 3, 1), (2, 2, 1))");
@@ -214,7 +214,7 @@ TEST_CASE("map_blocks errors name the input, the block and what was expected") {
                          doctest::Contains("whose blocks do not match input 0's ((3, 3),)"), ChunkError);
   // A block of the wrong shape fails its task.
   Array bad = map_blocks(
-      [](absl::Span<const NDArray>) { return NDArray::zeros(DType::float64(), {2}); }, {x}, DType::float64());
+      [](std::span<const NDArray>) { return NDArray::zeros(DType::float64(), {2}); }, {x}, DType::float64());
   try {
     bad.compute();
     FAIL("expected a TaskError");
@@ -300,7 +300,7 @@ TEST_CASE("store refuses an existing target unless overwrite, and replaces it th
 TEST_CASE("a failed store leaves no target and no temporary file") {
   TempDir dir;
   Array bad = from_blocks(
-      [](absl::Span<const int64_t> offset, const Shape& s) {
+      [](std::span<const int64_t> offset, const Shape& s) {
         if (offset[0] == 4) throw std::runtime_error("disk on fire");
         return NDArray::zeros(DType::float64(), s);
       },

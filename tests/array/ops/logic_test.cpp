@@ -116,14 +116,14 @@ TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's"
     for (int axis = -nd; axis < nd; ++axis) {
       const int split = 2 + static_cast<int>(rng() % 3);
       items.push_back({absl::StrCat("mx", axis + nd), absl::StrCat("np.argmax(a, axis=", axis, ")"),
-                       argmax(x, axis, split)});
+                       argmax(x, {.axis = {axis}, .split_every = split})});
       items.push_back({absl::StrCat("mn", axis + nd), absl::StrCat("np.argmin(a, axis=", axis, ")"),
-                       argmin(x, axis, split)});
+                       argmin(x, {.axis = {axis}, .split_every = split})});
       // b has no NaN: blocks along the last axis take Eigen's arg reduction (with NaNs, the loop).
       items.push_back({absl::StrCat("bmx", axis + nd), absl::StrCat("np.argmax(b, axis=", axis, ")"),
-                       argmax(y, axis, split)});
+                       argmax(y, {.axis = {axis}, .split_every = split})});
       items.push_back({absl::StrCat("bmn", axis + nd), absl::StrCat("np.argmin(b, axis=", axis, ")"),
-                       argmin(y, axis, split)});
+                       argmin(y, {.axis = {axis}, .split_every = split})});
       if (!c.dtype.is_complex()) {  // max and min propagate NaN, along the last axis too
         items.push_back({absl::StrCat("max", axis + nd), absl::StrCat("np.max(a, axis=", axis, ")"),
                          max(x, {.axis = {axis}})});
@@ -138,11 +138,30 @@ TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's"
 }
 
 TEST_CASE("argmax errors name the axis") {
-  REQUIRE_THROWS_WITH_AS(argmax(zeros({3, 4}, 2), 2), "argmax: axis 2 is out of bounds for an array of 2 dimension(s)",
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3, 4}, 2), {.axis = {2}}),
+                         "argmax: axis 2 is out of bounds for an array of 2 dimension(s)", tessera::Error);
+  REQUIRE_THROWS_WITH_AS(argmin(zeros({3, 0}, 2), {.axis = {1}}), "argmin: axis 1 has no elements (shape (3, 0))",
                          tessera::Error);
-  REQUIRE_THROWS_WITH_AS(argmin(zeros({3, 0}, 2), 1), "argmin: axis 1 has no elements (shape (3, 0))", tessera::Error);
-  REQUIRE_THROWS_WITH_AS(argmax(zeros({3}, 2), 0, 1), "argmax: split_every must be at least 2, found 1",
+  REQUIRE_THROWS_WITH_AS(argmax(zeros({3}, 2), {.axis = {0}, .split_every = 1}),
+                         "argmax: split_every must be at least 2, found 1", tessera::Error);
+  REQUIRE_THROWS_WITH_AS(argmin(zeros({3, 4}, 2), {.axis = {0, 1}}), "argmin: expected at most one axis, found 2",
                          tessera::Error);
+}
+
+TEST_CASE("argmax and argmin keep the reduced axes with extent 1 under keepdims, as numpy's") {
+  // rows: 0 1 2 7 | 7 5 6 1
+  const Array x = from_ndarray(NDArray::from_vector<int32_t>({0, 1, 2, 7, 7, 5, 6, 1}, {2, 4}), Chunks({{2}, {3, 1}}));
+  const Array rows = argmax(x, {.axis = {1}, .keepdims = true});
+  REQUIRE(rows.shape() == Shape{2, 1});
+  const NDArray r = rows.compute();
+  CHECK(r.at<int64_t>({0, 0}) == 3);
+  CHECK(r.at<int64_t>({1, 0}) == 0);
+  const Array cols = argmin(x, {.axis = {-2}, .keepdims = true});
+  REQUIRE(cols.shape() == Shape{1, 4});
+  CHECK(cols.compute().at<int64_t>({0, 3}) == 1);
+  const Array flat = argmin(x, {.axis = {}, .keepdims = true});
+  REQUIRE(flat.shape() == Shape{1, 1});
+  CHECK(flat.compute().at<int64_t>({0, 0}) == 0);
 }
 
 TEST_CASE("argmax of the flattened array: ties across blocks keep the first position; no elements is an error") {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <absl/strings/str_cat.h>
-#include <absl/types/span.h>
+#include <span>
 
 #include <doctest/doctest.h>
 
@@ -129,7 +129,7 @@ inline std::vector<int64_t> random_sizes(int64_t n, std::mt19937_64& rng) {
 }
 
 //! Up to 3 axes of 0 (when `allow_empty`) to 11 elements, cut at random, of a dtype from `dtypes`.
-inline Case random_case(std::mt19937_64& rng, bool allow_empty, absl::Span<const DType> dtypes = kDTypes) {
+inline Case random_case(std::mt19937_64& rng, bool allow_empty, std::span<const DType> dtypes = kDTypes) {
   Case c;
   c.dtype = dtypes[rng() % dtypes.size()];
   const size_t ndim = 1 + rng() % 3;
@@ -169,7 +169,7 @@ inline std::string case_text(const Case& c) {
 // A random case whose data numpy finds in a.npy and b.npy (b without zeros);
 // returns the case and `a` as tessera reads it from the file.
 inline std::pair<Case, Array> prepare(const TempDir& dir, std::mt19937_64& rng, bool allow_empty, NDArray* b_out = nullptr,
-                                      absl::Span<const DType> dtypes = kDTypes) {
+                                      std::span<const DType> dtypes = kDTypes) {
   Case c = random_case(rng, allow_empty, dtypes);
   NDArray a = random_block(c.dtype, c.shape, rng), b = random_block(c.dtype, c.shape, rng, /*nonzero=*/true);
   npy::save(dir / "a.npy", a);

@@ -37,9 +37,9 @@ NDArray box_sum(const NDArray& block, const std::vector<int64_t>& depth) {
     if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
       const T* in = b.data<const T>();
       T* o = out.data<T>();
-      for_each_index(b.shape(), [&](absl::Span<const int64_t> i) {
+      for_each_index(b.shape(), [&](std::span<const int64_t> i) {
         T sum = 0;
-        for_each_index(window, [&](absl::Span<const int64_t> w) {
+        for_each_index(window, [&](std::span<const int64_t> w) {
           int64_t flat = 0;
           for (size_t k = 0; k < nd; ++k) {
             const int64_t c = i[k] + w[k] - depth[k];

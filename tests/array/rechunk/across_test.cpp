@@ -78,7 +78,7 @@ TEST_CASE("communicator: allgather, alltoallv and agree_on_errors across thread 
     CHECK(e.find("/data/x") != std::string::npos);
   }
   CHECK_THROWS_WITH_AS(thread_communicators(0), "thread_communicators: expected at least 1 rank, found 0",
-                       std::invalid_argument);
+                       ValueError);
 }
 
 TEST_CASE("plan_exchange: rounds cover every output block once, under max_mem, and grow as memory shrinks") {

@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<int64_t> block_offset(const Chunks& c, absl::Span<const int64_t> index) {
+std::vector<int64_t> block_offset(const Chunks& c, std::span<const int64_t> index) {
   return c.block_offset({index.begin(), index.end()});
 }
 
@@ -45,7 +45,7 @@ struct Rechunked {
 
 Rechunked build(const NDArray& data, const Chunks& old_chunks, const Chunks& target, const RechunkOptions& options) {
   Rechunked r;
-  tessera::array::for_each_index(old_chunks.numblocks(), [&](absl::Span<const int64_t> i) {
+  tessera::array::for_each_index(old_chunks.numblocks(), [&](std::span<const int64_t> i) {
     r.graph.put(Key("x", i), Value(ad::box_view(data, block_offset(old_chunks, i),
                                                     old_chunks.block_shape({i.begin(), i.end()}))
                                          .copy()));
@@ -66,11 +66,11 @@ NDArray run(const NDArray& data, const Chunks& old_chunks, const Chunks& target,
             int workers = 2) {
   Rechunked r = build(data, old_chunks, target, options);
   std::vector<Key> keys;
-  tessera::array::for_each_index(target.numblocks(), [&](absl::Span<const int64_t> i) { keys.emplace_back(r.name, i); });
+  tessera::array::for_each_index(target.numblocks(), [&](std::span<const int64_t> i) { keys.emplace_back(r.name, i); });
   Result result = get(r.graph, keys, {.num_workers = workers});
   NDArray out = NDArray::empty(data.dtype(), data.shape());
   size_t n = 0;
-  tessera::array::for_each_index(target.numblocks(), [&](absl::Span<const int64_t> i) {
+  tessera::array::for_each_index(target.numblocks(), [&](std::span<const int64_t> i) {
     const NDArray& block = result[n++].as<NDArray>();
     REQUIRE(block.shape() == target.block_shape({i.begin(), i.end()}));
     CHECK(block.is_c_contiguous());

@@ -35,9 +35,8 @@ ChunkSizes regular(std::vector<std::pair<int64_t, int64_t>> axes) {  // (block, 
 
 // Runs the dask peer script on `query` and returns its answer.
 nlohmann::json ask_dask(const nlohmann::json& query) {
-  const char* python = std::getenv("TESSERA_PYTHON");
+  const std::string python = python_peer::python();
   const char* root = std::getenv("TESSERA_SOURCE_ROOT");
-  REQUIRE_MESSAGE(python != nullptr, "TESSERA_PYTHON is not set (run through meson test)");
   REQUIRE(root != nullptr);
   const auto dir = std::filesystem::temp_directory_path();
   const std::string in = (dir / ("rechunk_peer_in_" + std::to_string(::getpid()) + ".json")).string();

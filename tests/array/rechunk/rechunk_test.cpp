@@ -107,7 +107,7 @@ TEST_CASE("shuffle: no scratch file is left after a run, or after a failing task
   CHECK(array_equal(z, iota({8, 8})));
   CHECK(scratch.entries() == 0);
 
-  BlockMaker failing = [](absl::Span<const int64_t> offset, const Shape& shape) -> NDArray {
+  BlockMaker failing = [](std::span<const int64_t> offset, const Shape& shape) -> NDArray {
     if (offset[0] == 5) throw std::runtime_error("block 5 cannot be read");
     return NDArray::zeros(DType::float64(), shape);
   };

@@ -87,7 +87,7 @@ TEST_CASE("rows to columns goes straight into the chunk files; short runs are st
 
 TEST_CASE("rechunk_store: a failing source block leaves no store; an existing target is refused") {
   TempDir dir;
-  BlockMaker failing = [](absl::Span<const int64_t> offset, const Shape& shape) -> NDArray {
+  BlockMaker failing = [](std::span<const int64_t> offset, const Shape& shape) -> NDArray {
     if (offset[0] == 40) throw std::runtime_error("block 5 cannot be read");
     return NDArray::zeros(DType::float64(), shape);
   };

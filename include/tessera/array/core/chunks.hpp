@@ -92,7 +92,7 @@ class Chunks {
 //! Calls `f(block index)` for every block of `chunks`, in C order of the block
 //! grid (see for_each_index).
 //! @code
-//!   for_each_block(x.chunks(), [&](absl::Span<const int64_t> b) { keys.push_back(x.block_key(b)); });
+//!   for_each_block(x.chunks(), [&](std::span<const int64_t> b) { keys.push_back(x.block_key(b)); });
 //! @endcode
 template <class F>
 void for_each_block(const Chunks& chunks, F&& f) {

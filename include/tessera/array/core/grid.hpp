@@ -8,7 +8,7 @@
 //
 // @code
 //   std::vector<int64_t> extents{2, 3};
-//   tessera::array::for_each_index(extents, [](absl::Span<const int64_t> i) {
+//   tessera::array::for_each_index(extents, [](std::span<const int64_t> i) {
 //     // (0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)
 //   });
 // @endcode
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 namespace tessera::array {
 
@@ -27,13 +27,13 @@ namespace tessera::array {
 //! for a grid of no axes, never when an extent is 0 or less. `index` is valid
 //! only during the call.
 template <class F>
-void for_each_index(absl::Span<const int64_t> extents, F&& f) {
+void for_each_index(std::span<const int64_t> extents, F&& f) {
   for (int64_t e : extents) {
     if (e <= 0) return;
   }
   std::vector<int64_t> index(extents.size(), 0);
   while (true) {
-    f(absl::Span<const int64_t>(index));
+    f(std::span<const int64_t>(index));
     size_t axis = extents.size();
     while (axis > 0 && ++index[axis - 1] == extents[axis - 1]) index[--axis] = 0;
     if (axis == 0) return;

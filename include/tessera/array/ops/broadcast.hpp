@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/array.hpp"
 #include "tessera/array/core/ndarray.hpp"
@@ -51,7 +51,7 @@ Array broadcast_to(const Array& x, const Shape& shape);
 
 //! A kernel over one block of each input, each already broadcast (a view) to
 //! the output block's shape.
-using BroadcastFunction = std::function<NDArray(absl::Span<const NDArray> blocks)>;
+using BroadcastFunction = std::function<NDArray(std::span<const NDArray> blocks)>;
 
 //! One task per output block over one block of each input, the inputs broadcast
 //! and their chunks unified (unify_chunks): the layer behind element-wise ops,

@@ -13,7 +13,7 @@
 //   ta::Array z = ta::from_zarr("big.zarr");                     // the store's chunks
 //   ta::Array r = ta::random({1000, 1000}, {250, 250}, /*seed=*/7);
 //   ta::Array f = ta::from_function<int64_t>(
-//       [](absl::Span<const int64_t> i) { return i[0] * 10 + i[1]; }, {4, 5}, 2);
+//       [](std::span<const int64_t> i) { return i[0] * 10 + i[1]; }, {4, 5}, 2);
 // @endcode
 //
 // Thread-safe: these functions may be called from any thread.
@@ -25,7 +25,7 @@
 #include <string>
 #include <utility>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/array.hpp"
 #include "tessera/array/core/chunks.hpp"
@@ -78,7 +78,7 @@ Array random(const Shape& shape, const ChunkSpec& chunks = "auto", uint64_t seed
 
 //! Makes one block: receives the block's offset in the array and its shape, and
 //! returns an NDArray of that shape and the array's dtype.
-using BlockMaker = std::function<NDArray(absl::Span<const int64_t> offset, const Shape& shape)>;
+using BlockMaker = std::function<NDArray(std::span<const int64_t> offset, const Shape& shape)>;
 
 //! An array whose blocks `make` builds when the graph runs. A block of the wrong
 //! shape or dtype fails its task with a ChunkError naming the block.
@@ -92,13 +92,13 @@ Array from_blocks(BlockMaker make, DType dtype, const Shape& shape, const ChunkS
 //! `fromfunction`; the dtype is T's. `f` runs when the graph runs, once per element.
 template <Element T, class F>
 Array from_function(F f, const Shape& shape, const ChunkSpec& chunks = "auto") {
-  BlockMaker make = [f = std::move(f)](absl::Span<const int64_t> offset, const Shape& s) {
+  BlockMaker make = [f = std::move(f)](std::span<const int64_t> offset, const Shape& s) {
     NDArray out = NDArray::empty(dtype_of<T>, s);
     T* p = out.data<T>();
     std::vector<int64_t> index(offset.size());
-    for_each_index(s, [&](absl::Span<const int64_t> in_block) {
+    for_each_index(s, [&](std::span<const int64_t> in_block) {
       for (size_t axis = 0; axis < index.size(); ++axis) index[axis] = offset[axis] + in_block[axis];
-      *p++ = static_cast<T>(f(absl::Span<const int64_t>(index)));
+      *p++ = static_cast<T>(f(std::span<const int64_t>(index)));
     });
     return out;
   };

@@ -14,7 +14,7 @@
 //   ta::Array y = ta::where(m, x, ta::zeros(x.shape(), x.chunks()));
 //   bool some = ta::any(ta::isnan(x)).compute<bool>();
 //   ta::Array s = ta::nansum(x, {.axis = {0}});
-//   ta::Array i = ta::argmax(x, 1);                  // int64, one per row
+//   ta::Array i = ta::argmax(x, {.axis = {1}});      // int64, one per row
 // @endcode
 //
 // Thread-safe: these functions only build graphs.
@@ -66,19 +66,20 @@ Array isnan(const Array& x);
 Array any(const Array& x, const ReduceOptions& options = {});
 //! Whether every element over the axes is nonzero (true for none).
 Array all(const Array& x, const ReduceOptions& options = {});
-//! The position along `axis` of the largest element, as int64, the axis removed
-//! (the first one on ties; the first NaN when there is one, as numpy). Partial
-//! results (value, position) per block are combined along the axis by a tree of
-//! `split_every`. Error for an axis out of range or of length 0.
-Array argmax(const Array& x, int axis, int split_every = 8);
-//! The position along `axis` of the smallest element (see argmax).
-Array argmin(const Array& x, int axis, int split_every = 8);
-//! The position of the largest element in the C-order flattened array, as a 0-d
-//! int64 array (numpy's `argmax(a)`): the first on ties, the first NaN when there
-//! is one. Error for an array without elements.
-Array argmax(const Array& x);
-//! The flattened position of the smallest element (see argmax(x)).
-Array argmin(const Array& x);
+//! The position of the largest element, as int64 (the first one on ties; the
+//! first NaN when there is one, as numpy). With one axis in `options.axis`, the
+//! position along it, the axis removed; with none, the position in the C-order
+//! flattened array as a 0-d array (numpy's `argmax(a)`). `keepdims` keeps the
+//! reduced axes with extent 1. Partial results (value, position) per block are
+//! combined by a tree of `split_every`. Error for more than one axis, an axis out
+//! of range or of length 0, or an array without elements.
+//! @code
+//!   ta::Array i = ta::argmax(x, {.axis = {1}});   // one int64 per row
+//!   ta::Array j = ta::argmax(x);                  // 0-d: the flattened position
+//! @endcode
+Array argmax(const Array& x, const ReduceOptions& options = {});
+//! The position of the smallest element (see argmax).
+Array argmin(const Array& x, const ReduceOptions& options = {});
 //! The sum with NaNs counted as zero.
 Array nansum(const Array& x, const ReduceOptions& options = {});
 //! The largest element that is not NaN (NaN where there are none, as numpy

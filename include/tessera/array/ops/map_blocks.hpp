@@ -18,7 +18,7 @@
 //   ta::Array y = ta::map_blocks<double, 2>([](auto a) { return a * a + 1.0; }, x);
 //   ta::Array d = ta::map_blocks<double, 1>([](auto a, auto b) { return a - b; }, x, z);
 //   // untyped: NDArray blocks, mapped with tensor<T, N>() and written in place
-//   ta::Array e = ta::map_blocks([](absl::Span<const ta::NDArray> in) {
+//   ta::Array e = ta::map_blocks([](std::span<const ta::NDArray> in) {
 //     ta::NDArray out = ta::NDArray::empty(ta::DType::float64(), in[0].shape());
 //     out.tensor<double, 2>() = ta::c_contiguous(in[0]).tensor<const double, 2>().exp();
 //     return out;
@@ -38,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include <absl/types/span.h>
+#include <span>
 
 #include "tessera/array/array.hpp"
 #include "tessera/array/core/tensor.hpp"
@@ -57,7 +57,7 @@ struct MapBlocksOptions {
 };
 
 //! A kernel over whole blocks: receives block (i, j, ...) of every input.
-using BlockFunction = std::function<NDArray(absl::Span<const NDArray> blocks)>;
+using BlockFunction = std::function<NDArray(std::span<const NDArray> blocks)>;
 
 //! The untyped form: `f` gets the NDArray blocks; the output has `dtype` and
 //! `options.chunks` (default: the first input's). ChunkError when the inputs'
@@ -101,7 +101,7 @@ template <class T, int N, class A>
 using MapFor = TensorMap<const T, N>;
 
 template <class T, int N, class F, size_t... I>
-NDArray call_kernel(F& kernel, absl::Span<const NDArray> blocks, std::index_sequence<I...>) {
+NDArray call_kernel(F& kernel, std::span<const NDArray> blocks, std::index_sequence<I...>) {
   // Keep contiguous copies alive while the kernel reads the maps.
   std::array<NDArray, sizeof...(I)> c{c_contiguous(blocks[I])...};
   return to_block(kernel(c[I].template tensor<const T, N>()...));
@@ -117,7 +117,7 @@ Array map_blocks(const MapBlocksOptions& options, F kernel, const Array& first, 
   detail::check_kernel_inputs(inputs, dtype_of<T>, N);
   using R = std::invoke_result_t<F&, TensorMap<const T, N>, detail::MapFor<T, N, A>...>;
   DType dtype = options.dtype.value_or(detail::result_dtype<R>(first.dtype()));
-  BlockFunction f = [kernel = std::move(kernel)](absl::Span<const NDArray> blocks) mutable {
+  BlockFunction f = [kernel = std::move(kernel)](std::span<const NDArray> blocks) mutable {
     return detail::call_kernel<T, N>(kernel, blocks, std::make_index_sequence<1 + sizeof...(A)>{});
   };
   return map_blocks(std::move(f), inputs, dtype, options);

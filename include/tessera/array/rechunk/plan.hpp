@@ -37,9 +37,8 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/inlined_vector.h>
-#include <absl/functional/function_ref.h>
-#include <absl/types/span.h>
+#include "tessera/graph/function_ref.hpp"
+#include <span>
 
 #include "tessera/array/core/chunks.hpp"
 
@@ -71,7 +70,7 @@ using AxisMap = std::vector<std::vector<Piece>>;
 
 //! The map of one axis. Throws ChunkError when a size is negative, an axis has
 //! no block, or the sizes do not add up to the same length.
-AxisMap old_to_new_axis(absl::Span<const int64_t> old_chunks, absl::Span<const int64_t> new_chunks);
+AxisMap old_to_new_axis(std::span<const int64_t> old_chunks, std::span<const int64_t> new_chunks);
 
 //! The per-axis maps of a rechunk. Throws ChunkError as `old_to_new_axis` does,
 //! and when the number of axes differs.
@@ -85,8 +84,8 @@ std::vector<std::vector<int64_t>> new_from_old_axis(const AxisMap& map, size_t o
 //! of input block `input_block` goes to `output_start` in the output block.
 //! `position` is the piece's index in the output block's grid of pieces.
 struct Intersection {
-  //! An n-D index with up to four axes inline.
-  using Index = absl::InlinedVector<int64_t, 4>;
+  //! An n-D index.
+  using Index = std::vector<int64_t>;
   //! The input block's grid index.
   Index input_block;
   //! Where the box starts inside the input block.
@@ -101,12 +100,12 @@ struct Intersection {
 
 //! Calls `visit` for each piece of output block `output_block`, in C order of
 //! `position`. Builds the Cartesian product of the per-axis pieces on the fly.
-void for_each_intersection(const std::vector<AxisMap>& maps, absl::Span<const int64_t> output_block,
-                           absl::FunctionRef<void(const Intersection&)> visit);
+void for_each_intersection(const std::vector<AxisMap>& maps, std::span<const int64_t> output_block,
+                           FunctionRef<void(const Intersection&)> visit);
 
 //! The grid of pieces of one output block: its per-axis piece counts.
 Intersection::Index piece_grid(const std::vector<AxisMap>& maps,
-                               absl::Span<const int64_t> output_block);
+                               std::span<const int64_t> output_block);
 
 //! A group of consecutive blocks along one axis: output blocks
 //! `[new_begin, new_end)` read only input blocks `[old_begin, old_end)`.
@@ -238,10 +237,10 @@ struct RechunkOptions {
 
 namespace detail {
 //! Splits each size minimally so that none exceeds `max_width` (>= 1).
-std::vector<int64_t> divide_to_width(absl::Span<const int64_t> sizes, int64_t max_width);
+std::vector<int64_t> divide_to_width(std::span<const int64_t> sizes, int64_t max_width);
 //! Merges neighbours minimally, smallest sums first, until at most `max_number`
 //! (>= 1) sizes remain.
-std::vector<int64_t> merge_to_number(absl::Span<const int64_t> sizes, int64_t max_number);
+std::vector<int64_t> merge_to_number(std::span<const int64_t> sizes, int64_t max_number);
 }  // namespace detail
 
 }  // namespace tessera::array

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
+#include <unordered_map>
 
 #include "tessera/graph/callable.hpp"
 #include "tessera/graph/value.hpp"
@@ -60,7 +60,7 @@ class Namespace {
 
  private:
   int id_;
-  absl::flat_hash_map<std::string, Value> ns_;
+  std::unordered_map<std::string, Value> ns_;
 };
 
 //! The engines of one apply, behind the collectives of spmd::Context. Ranks are
@@ -82,7 +82,7 @@ class Communicator {
 
 //! Calls an apply's function `fn`, named `name`, with its evaluated arguments; an
 //! argument of the wrong type is a TypeError naming the function, as the schedulers say it.
-Value invoke_apply(const RawFn& fn, const std::string& name, absl::Span<const Value> args);
+Value invoke_apply(const RawFn& fn, const std::string& name, std::span<const Value> args);
 
 //! What BarrierError says when engine `engine_id` left an apply (`by_error`: by
 //! raising) before reaching a collective the others wait at.
