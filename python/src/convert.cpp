@@ -2,6 +2,7 @@
 #include "convert.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -276,7 +277,7 @@ Key KeyMap::operator()(py::handle k) {
     for (Py_ssize_t i = 1; i < n && ints; ++i) {
       ints = index_of(PyTuple_GET_ITEM(o, i), index);
     }
-    if (ints) return Key(name, absl::Span<const int64_t>(index.data(), index.size()));
+    if (ints) return Key(name, std::span<const int64_t>(index.data(), index.size()));
   }
   // Any other hashable key: a number of its own in this conversion.
   PyObject* known = PyDict_GetItemWithError(others_.ptr(), o);
