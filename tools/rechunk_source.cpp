@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "command.hpp"
-#include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/rechunk/plan.hpp"
