@@ -13,18 +13,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "bindings.hpp"
+#include "watch.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/rechunk/rechunk_path.hpp"
 #include "tessera/diagnostics/progress.hpp"
@@ -36,8 +33,6 @@ namespace ta = tessera::array;
 namespace tessera::python {
 
 namespace {
-
-constexpr auto kSignalPoll = std::chrono::milliseconds(20);
 
 // The Python classes of tessera's errors, made once by bind_rechunk (the module lives as long as the process).
 struct ErrorClasses {
@@ -146,48 +141,6 @@ ta::RechunkMethod method_of(const std::string& text) {
   if (text == "tasks") return ta::RechunkMethod::tasks;
   if (text == "shuffle") return ta::RechunkMethod::shuffle;
   throw ChunkError("method: expected 'auto', 'tasks' or 'shuffle', found '" + text.substr(0, 40) + "'");
-}
-
-// Runs `work` on a thread of its own while the caller, GIL released, lets
-// Python handle signals: a KeyboardInterrupt cancels `cancel` and is raised
-// once `work` has returned; otherwise what `work` threw is rethrown.
-template <class F>
-void run_watched(F&& work, const CancellationToken& cancel) {
-  std::exception_ptr error;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::optional<py::error_already_set> interrupt;
-  {
-    py::gil_scoped_release unlocked;
-    std::thread runner([&] {
-      try {
-        work();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard lk(mu);
-      done = true;
-      cv.notify_one();
-    });
-    std::unique_lock lk(mu);
-    while (!cv.wait_for(lk, kSignalPoll, [&] { return done; })) {
-      if (interrupt) continue;
-      lk.unlock();
-      {
-        py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) {
-          interrupt.emplace();
-          cancel.cancel();
-        }
-      }
-      lk.lock();
-    }
-    lk.unlock();
-    runner.join();
-  }
-  if (interrupt) throw std::move(*interrupt);
-  if (error) std::rethrow_exception(error);
 }
 
 py::dict rechunk(const std::string& source, const std::string& target, const py::object& chunks,
