@@ -9,6 +9,11 @@ cd "$(dirname "$0")/../.."
 [ -d build/meson-private ] || meson setup build >/dev/null
 ninja -C build -j2 python/tessera/__init__.py python/tessera/_get.py python/tessera/array.py \
   "python/tessera/$(/usr/bin/python3 -c 'import sysconfig; print("_tessera" + sysconfig.get_config_var("EXT_SUFFIX"))')" >/dev/null
+export PYTHONPATH="$PWD/build/python"
+if [ $# -eq 0 ]; then
+  /usr/bin/python3 bench/python/overhead.py
+  exec /usr/bin/python3 bench/python/rechunk.py
+fi
 bench=overhead
-case "${1:-}" in overhead|rechunk) bench=$1; shift ;; esac
-PYTHONPATH="$PWD/build/python" exec /usr/bin/python3 "bench/python/$bench.py" "$@"
+case "$1" in overhead|rechunk) bench=$1; shift ;; esac
+exec /usr/bin/python3 "bench/python/$bench.py" "$@"
