@@ -8,20 +8,18 @@ blocks of whole rows; both sides rechunk it to blocks of whole columns
     dask:     da.from_zarr(src).rechunk((-1, C)).to_zarr(dst, compressor=None)
               under dask.config scheduler="threads", num_workers=2
 
-Each run is a child process of a fresh measuring process, so that
-resource.getrusage(RUSAGE_CHILDREN).ru_maxrss is that run's own peak RSS
-(imports included); the time is the call alone, measured in the child. Best
+Each run is a process of its own whose peak RSS peak.py reads (imports
+included); the time is the call alone, measured in that process. Best
 time of --repeat runs, largest peak; the outputs are compared with the source.
 """
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
+
+from peak import measured
 
 
 def child(side, src, dst, cols, max_mem):
@@ -41,14 +39,6 @@ def child(side, src, dst, cols, max_mem):
     print(json.dumps({"seconds": time.perf_counter() - start}))
 
 
-def measure(argv):
-    """Runs one child and prints its time and peak RSS (this process has no other child)."""
-    out = subprocess.run([sys.executable, __file__, "--child", *argv], check=True, capture_output=True, text=True)
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps(result))
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=8192)
@@ -59,13 +49,10 @@ def main():
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--dir", default=None, help="folder for the stores (default: a temporary one)")
     p.add_argument("--child", nargs=5, metavar=("SIDE", "SRC", "DST", "COLS", "MAXMEM"), help=argparse.SUPPRESS)
-    p.add_argument("--measure", nargs=5, metavar=("SIDE", "SRC", "DST", "COLS", "MAXMEM"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         side, src, dst, cols, max_mem = args.child
         return child(side, src, dst, int(cols), max_mem)
-    if args.measure:
-        return measure(args.measure)
 
     import numpy as np
     import zarr
@@ -86,9 +73,7 @@ def main():
             for side in ("tessera", "dask"):
                 dst = os.path.join(folder, side + ".zarr")
                 shutil.rmtree(dst, ignore_errors=True)
-                out = subprocess.run([sys.executable, __file__, "--measure", side, src, dst, str(args.target_cols),
-                                      args.max_mem], check=True, capture_output=True, text=True)
-                r = json.loads(out.stdout.strip().splitlines()[-1])
+                r = measured([__file__, "--child", side, src, dst, str(args.target_cols), args.max_mem])
                 best = rows.setdefault(side, {"seconds": float("inf"), "peak_rss_mib": 0.0})
                 best["seconds"] = min(best["seconds"], r["seconds"])
                 best["peak_rss_mib"] = max(best["peak_rss_mib"], r["peak_rss_mib"])
