@@ -103,7 +103,7 @@ def main():
                 try:
                     r = measured([__file__, "--child", side, workload, src, dst, str(args.block), str(limit)])
                 except Exception as e:  # a run that fails is a row, not the end of the table
-                    print(f"{workload:12} {side:24} failed: {str(e)[:60]}")
+                    print(f"{workload:12} {side:24} failed: {str(e)[:160]}")
                     continue
                 if side == "dask":
                     dask_peak = r["peak_rss_mib"]

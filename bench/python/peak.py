@@ -9,7 +9,10 @@ import sys
 
 
 def measured(argv):
-    out = subprocess.run([sys.executable, __file__, *argv], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True)
+    if out.returncode != 0:
+        lines = out.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit status {out.returncode}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
