@@ -225,7 +225,11 @@ void bind_array(py::module_& m) {
             return chunks.is_none() ? ta::from_npy(path) : ta::from_npy(path, chunk_spec(chunks));
           },
           py::arg("path"), py::arg("chunks") = py::none());
-  sub.def("from_zarr", &ta::from_zarr, py::arg("path"));
+  sub.def("from_zarr",
+          [](const std::string& path, const py::object& chunks) {
+            return chunks.is_none() ? ta::from_zarr(path) : ta::from_zarr(path, chunk_spec(chunks));
+          },
+          py::arg("path"), py::arg("chunks") = py::none());
   sub.def("from_numpy", &from_numpy, py::arg("data"), py::arg("chunks") = "auto");
   sub.def("store", &store, py::arg("x"), py::arg("path"), py::arg("codec") = py::none(),
           py::arg("zarr_format") = py::none(), py::arg("overwrite") = false, py::arg("num_workers") = py::none());
