@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "command.hpp"
-#include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/rechunk/plan.hpp"
+#include "tessera/array/rechunk/rechunk_path.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::tool {
@@ -28,23 +28,8 @@ std::string count_str(const ta::Chunks& c) {
   return n >= 0x1p63 ? "more than 2^63" : std::to_string(static_cast<int64_t>(n));
 }
 
-// Blocks of whole rows (slices along the slowest axis) under the block limit:
-// each one contiguous run of the file.
-ta::Array open_npy(const std::string& src, int64_t block_limit) {
-  const ta::npy::Header h = ta::npy::read_header(src);
-  std::vector<ta::AxisChunks> axes(h.shape.size(), ta::AxisChunks(-1));
-  if (!h.shape.empty()) {
-    int64_t row = static_cast<int64_t>(h.dtype.itemsize());
-    const size_t slow = h.fortran_order ? h.shape.size() - 1 : 0;
-    for (size_t k = 0; k < h.shape.size() && row <= block_limit; ++k) {
-      // Saturates: a row beyond the limit gets blocks of one row whatever its size.
-      const int64_t e = k == slow ? 1 : std::max<int64_t>(h.shape[k], 1);
-      row = e > block_limit / row ? block_limit + 1 : row * e;
-    }
-    axes[slow] = ta::AxisChunks(std::max<int64_t>(block_limit / row, 1));
-  }
-  return ta::from_npy(src, ta::ChunkSpec(std::move(axes)));
-}
+// Blocks of whole rows under the block limit, as rechunk_path reads a .npy file.
+ta::Array open_npy(const std::string& src, int64_t block_limit) { return ta::open_rechunk_source(src, block_limit); }
 
 // The shape of the blocks a store is read in: its chunks grouped, from the last
 // axis, into blocks of about `want` bytes (never past the block limit): 1 MiB,

@@ -57,6 +57,7 @@
 #include "tessera/array/rechunk/rechunk.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 #include "tessera/array/rechunk/exchange.hpp"
+#include "tessera/array/rechunk/rechunk_path.hpp"
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/ops/scan.hpp"
 #include "tessera/array/ops/shape.hpp"

@@ -11,4 +11,10 @@ namespace tessera::python {
 //! tessera.get (a dask scheduler), tessera.order, tessera.cull, MemoryLimitError.
 void bind_get(pybind11::module_& m);
 
+//! tessera.rechunk (rechunk_path by path) and tessera's exception classes (after bind_get).
+void bind_rechunk(pybind11::module_& m);
+
+//! tessera.array: lazy chunked arrays over tessera::array (submodule _tessera._array).
+void bind_array(pybind11::module_& m);
+
 }  // namespace tessera::python

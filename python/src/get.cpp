@@ -16,19 +16,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "mapped_buffer.hpp"
 #include "pyvalue.hpp"
+#include "watch.hpp"
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/diagnostics/report.hpp"
@@ -43,9 +40,6 @@ namespace tessera::python {
 
 namespace {
 
-// How often the waiting caller lets Python handle signals.
-constexpr auto kSignalPoll = std::chrono::milliseconds(20);
-
 // A Result as dask's nested_get gives it: a value, or a tuple per list.
 py::object to_python(const Result& r) {
   if (!r.is_list()) return py::reinterpret_borrow<py::object>(object_of(r.value()));
@@ -54,47 +48,10 @@ py::object to_python(const Result& r) {
   return t;
 }
 
-// Runs tessera::get on a thread of its own while the caller (GIL released)
-// watches for signals. Returns the result or rethrows what the run threw; a
-// KeyboardInterrupt in the caller cancels the run and is raised once it ended.
+// tessera::get under run_watched (watch.hpp): Ctrl-C in the caller cancels the run.
 Result run_watched(const Graph& g, const Keys& keys, GetOptions& options) {
   std::optional<Result> result;
-  std::exception_ptr error;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::optional<py::error_already_set> interrupt;
-  {
-    py::gil_scoped_release unlocked;
-    std::thread runner([&] {
-      try {
-        result.emplace(tessera::get(g, keys, options));
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard lk(mu);
-      done = true;
-      cv.notify_one();
-    });
-    std::unique_lock lk(mu);
-    while (!done) {
-      if (cv.wait_for(lk, kSignalPoll, [&] { return done; })) break;
-      if (interrupt) continue;
-      lk.unlock();
-      {
-        py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) {
-          interrupt.emplace();  // fetches the Python error (KeyboardInterrupt)
-          options.cancel.cancel();
-        }
-      }
-      lk.lock();
-    }
-    lk.unlock();
-    runner.join();
-  }
-  if (interrupt) throw std::move(*interrupt);
-  if (error) std::rethrow_exception(error);
+  python::run_watched([&] { result.emplace(tessera::get(g, keys, options)); }, options.cancel);
   return std::move(*result);
 }
 

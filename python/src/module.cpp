@@ -6,4 +6,6 @@
 PYBIND11_MODULE(_tessera, m) {
   m.doc() = "tessera's C++ core: the scheduler behind tessera.get";
   tessera::python::bind_get(m);
+  tessera::python::bind_rechunk(m);
+  tessera::python::bind_array(m);
 }

@@ -4,7 +4,10 @@ memory budget run in C++ (tessera.get), only the task bodies in Python.
     import dask, tessera
     dask.config.set(scheduler=tessera.get)     # every compute() now runs on tessera
 """
+from . import array
 from ._get import cull, get, order
-from ._tessera import MemoryLimitError
+from ._tessera import (Cancelled, ChunkError, Error, MemoryLimitError, StorageError, TaskError, TypeError,
+                       rechunk)
 
-__all__ = ["get", "order", "cull", "MemoryLimitError"]
+__all__ = ["get", "order", "cull", "rechunk", "Error", "ChunkError", "StorageError", "Cancelled",
+           "TaskError", "MemoryLimitError"]

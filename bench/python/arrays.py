@@ -1,0 +1,122 @@
+"""dask.array workloads on a zarr store with dask's threaded scheduler, with tessera.get,
+with tessera.get under a memory limit of a third of dask's peak, and with tessera.array.
+
+The store is --n x --n float64 (uncompressed zarr v2) in blocks of --block rows; 2 threads:
+  standardize: ((x - x.mean(0)) / x.std(0)) stored to zarr
+  sym-sum:     (x + x.T).sum()
+  rechunk:     x.rechunk((-1, --block)) stored to zarr (rows to columns)
+Rows: "dask" is dask.config scheduler="threads"; "tessera.get" is the same dask graph with
+scheduler=tessera.get; "tessera.get limit" adds memory_limit = dask's peak RSS / 3;
+"tessera.array" is the same expression in tessera.array (its own C++ graph). Each run is a
+process of its own whose peak RSS peak.py reads; the time is the computation alone.
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from peak import measured
+
+WORKLOADS = ("standardize", "sym-sum", "rechunk")
+SIDES = ("dask", "tessera.get", "tessera.get limit", "tessera.array")
+
+
+def run_dask(workload, src, dst, block, scheduler, extra):
+    import dask
+    import dask.array as da
+
+    x = da.from_zarr(src)
+    kwargs = dict(scheduler=scheduler, num_workers=2, **extra)
+    if workload == "standardize":
+        ((x - x.mean(0)) / x.std(0)).to_zarr(dst, compressor=None, compute=False).compute(**kwargs)
+        return None
+    if workload == "sym-sum":
+        return float((x + x.T).sum().compute(**kwargs))
+    x.rechunk((-1, block)).to_zarr(dst, compressor=None, compute=False).compute(**kwargs)
+    return None
+
+
+def run_tessera_array(workload, src, dst, block):
+    import tessera.array as ta
+
+    x = ta.from_zarr(src)
+    if workload == "standardize":
+        ta.store((x - ta.mean(x, axis=0)) / ta.std(x, axis=0), dst, num_workers=2)
+        return None
+    if workload == "sym-sum":
+        return float(ta.sum(x + x.T).compute(num_workers=2))
+    ta.store(x.rechunk((-1, block)), dst, num_workers=2)
+    return None
+
+
+def child(side, workload, src, dst, block, memory_limit):
+    start = time.perf_counter()
+    if side == "dask":
+        value = run_dask(workload, src, dst, block, "threads", {})
+    elif side.startswith("tessera.get"):
+        import tessera
+
+        extra = {"memory_limit": memory_limit} if memory_limit > 0 else {}
+        value = run_dask(workload, src, dst, block, tessera.get, extra)
+    else:
+        value = run_tessera_array(workload, src, dst, block)
+    print(json.dumps({"seconds": time.perf_counter() - start, "value": value}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=6144, help="rows and columns of the store")
+    p.add_argument("--block", type=int, default=512, help="rows per source block, columns per rechunked block")
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--dir", default=None, help="folder for the stores (default: a temporary one)")
+    p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        side, workload, src, dst, block, limit = args.child
+        return child(side, workload, src, dst, int(block), int(limit))
+
+    import numpy as np
+    import zarr
+
+    folder = tempfile.mkdtemp(prefix="tessera-bench-arrays-", dir=args.dir)
+    try:
+        src = os.path.join(folder, "x.zarr")
+        z = zarr.open(src, mode="w", shape=(args.n, args.n), chunks=(args.block, args.n), dtype="f8", compressor=None)
+        rng = np.random.default_rng(0)
+        for r in range(0, args.n, args.block):
+            z[r:r + args.block] = rng.standard_normal((min(args.block, args.n - r), args.n))
+        print(f"source: {args.n} x {args.n} float64 ({args.n * args.n * 8 / 2**20:.0f} MiB, zarr), blocks of "
+              f"{args.block} rows; 2 threads")
+        print(f"{'workload':12} {'side':24} {'seconds':>8} {'peak RSS MiB':>13}")
+        for workload in args.workloads.split(","):
+            dask_peak = None
+            values = {}
+            for side in SIDES:
+                limit = 0
+                if side == "tessera.get limit":
+                    limit = int(dask_peak * 2**20 / 3)
+                dst = os.path.join(folder, "out.zarr")
+                shutil.rmtree(dst, ignore_errors=True)
+                try:
+                    r = measured([__file__, "--child", side, workload, src, dst, str(args.block), str(limit)])
+                except Exception as e:  # a run that fails is a row, not the end of the table
+                    print(f"{workload:12} {side:24} failed: {str(e)[:160]}")
+                    continue
+                if side == "dask":
+                    dask_peak = r["peak_rss_mib"]
+                values[side] = r["value"]
+                label = side + (f" ({limit / 2**20:.0f} MiB)" if limit else "")
+                print(f"{workload:12} {label:24} {r['seconds']:8.2f} {r['peak_rss_mib']:13.0f}", flush=True)
+            if workload == "sym-sum":
+                ref = values.get("dask")
+                for side, v in values.items():
+                    assert abs(v - ref) <= 1e-6 * max(1.0, abs(ref)), (side, v, ref)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

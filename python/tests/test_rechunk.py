@@ -1,0 +1,193 @@
+"""tessera.rechunk: results equal to zarr-python's reading of the source, and errors with
+tessera's messages that leave nothing behind."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import zarr
+
+import tessera
+
+
+@pytest.fixture
+def source(tmp_path):
+    """A zarr v2 store of 120 x 90 float64 in blocks of 10 rows, and its values."""
+    values = np.arange(120 * 90, dtype=np.float64).reshape(120, 90) * 0.5
+    path = str(tmp_path / "rows.zarr")
+    z = zarr.open(path, mode="w", shape=values.shape, chunks=(10, 90), dtype=values.dtype, compressor=None)
+    z[:] = values
+    return path, values
+
+
+def listing(folder):
+    return sorted(os.listdir(folder))
+
+
+@pytest.mark.parametrize("method", ["auto", "tasks", "shuffle"])
+def test_rows_to_columns_equals_the_source(tmp_path, source, method):
+    src, values = source
+    dst = str(tmp_path / "cols.zarr")
+    done = tessera.rechunk(src, dst, (-1, 16), max_mem="64MiB", method=method, progress=False)
+    out = zarr.open(dst, mode="r")
+    assert out.chunks == (120, 16)
+    np.testing.assert_array_equal(out[:], values)
+    assert done["chunks"][0] == (120,)
+    assert done["chunks"][1] == (16,) * 5 + (10,)
+
+
+def test_npy_source_into_zarr_v3_with_a_codec(tmp_path):
+    values = np.random.default_rng(1).integers(0, 1000, size=(64, 48), dtype=np.int32)
+    src = str(tmp_path / "a.npy")
+    np.save(src, values)
+    dst = str(tmp_path / "b.zarr")
+    tessera.rechunk(src, dst, [8, None], max_mem=16 << 20, codec="zstd:3", zarr_format=3, progress=False)
+    with open(os.path.join(dst, "zarr.json")) as f:
+        meta = json.load(f)
+    assert meta["zarr_format"] == 3 and meta["chunk_grid"]["configuration"]["chunk_shape"] == [8, 48]
+    # zarr-python 2 reads v2 only: read back with tessera's own npy path.
+    back = str(tmp_path / "back.npy")
+    tessera.rechunk(dst, back, [-1, -1], progress=False)
+    np.testing.assert_array_equal(np.load(back), values)
+
+
+def test_shards_of_inner_chunks(tmp_path, source):
+    src, values = source
+    dst = str(tmp_path / "sharded.zarr")
+    done = tessera.rechunk(src, dst, (20, 15), shard=(40, 30), progress=False)
+    assert done["chunks"][0] == (40, 40, 40)
+    back = str(tmp_path / "back.npy")
+    tessera.rechunk(dst, back, (-1, -1), progress=False)
+    np.testing.assert_array_equal(np.load(back), values)
+
+
+def test_zarr_v2_with_blosc_read_by_zarr_python(tmp_path, source):
+    src, values = source
+    dst = str(tmp_path / "blosc.zarr")
+    tessera.rechunk(src, dst, {1: 45}, codec="blosc:lz4:5:shuffle", progress=False)
+    out = zarr.open(dst, mode="r")
+    assert out.chunks == (10, 45)
+    assert out.compressor.cname == "lz4"
+    np.testing.assert_array_equal(out[:], values)
+
+
+def test_an_existing_target_is_refused_and_left_as_it_was(tmp_path, source):
+    src, _ = source
+    dst = str(tmp_path / "cols.zarr")
+    tessera.rechunk(src, dst, (-1, 16), progress=False)
+    before = listing(dst)
+    with pytest.raises(tessera.StorageError, match="the target exists; pass overwrite to replace it"):
+        tessera.rechunk(src, dst, (-1, 30), progress=False)
+    assert listing(dst) == before
+    assert zarr.open(dst, mode="r").chunks == (120, 16)
+    tessera.rechunk(src, dst, (-1, 30), overwrite=True, progress=False)
+    assert zarr.open(dst, mode="r").chunks == (120, 30)
+
+
+def test_a_foreign_folder_is_never_replaced(tmp_path, source):
+    src, _ = source
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "holiday.jpg").write_bytes(b"not tessera's")
+    with pytest.raises(tessera.StorageError, match="will not replace it"):
+        tessera.rechunk(src, str(foreign), (-1, 16), overwrite=True, progress=False)
+    assert listing(foreign) == ["holiday.jpg"]
+    assert (foreign / "holiday.jpg").read_bytes() == b"not tessera's"
+
+
+def test_the_source_is_never_replaced(tmp_path, source):
+    src, values = source
+    with pytest.raises(tessera.StorageError, match="the source"):
+        tessera.rechunk(src, src, (-1, 16), overwrite=True, progress=False)
+    np.testing.assert_array_equal(zarr.open(src, mode="r")[:], values)
+
+
+@pytest.mark.parametrize(
+    "chunks, message",
+    [
+        ((0, 16), "expected a block size of at least 1"),
+        ((-1,), "expected chunks for 2 axes, found 1"),
+        (("big", 4), "expected a block size, -1, 'auto', 'keep' or None per axis, found 'big'"),
+        ((1.5, 4), "found a float"),
+        ("16", "expected a tuple or list with one entry per axis"),
+        ({5: 4}, "expected axes below 2"),
+    ],
+)
+def test_bad_chunks_are_a_chunk_error_and_write_nothing(tmp_path, source, chunks, message):
+    src, _ = source
+    before = listing(tmp_path)
+    with pytest.raises(tessera.ChunkError, match=message) as info:
+        tessera.rechunk(src, str(tmp_path / "out.zarr"), chunks, progress=False)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, tessera.Error)
+    assert listing(tmp_path) == before
+
+
+def test_max_mem_too_small_for_the_blocks(tmp_path, source):
+    src, _ = source
+    before = listing(tmp_path)
+    with pytest.raises(tessera.ChunkError, match="cannot hold the blocks of chunks .* the smallest max_mem that works is"):
+        tessera.rechunk(src, str(tmp_path / "out.zarr"), (-1, -1), max_mem="10KiB", num_workers=1, progress=False)
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"max_mem": "lots"}, tessera.ChunkError, "max_mem: "),
+        ({"max_mem": 0}, tessera.ChunkError, "max_mem: expected a positive size, found 0"),
+        ({"method": "magic"}, tessera.ChunkError, "method: expected 'auto', 'tasks' or 'shuffle', found 'magic'"),
+        ({"zarr_format": 4}, tessera.ChunkError, "zarr_format: expected 2 or 3, found 4"),
+        ({"shard": (40, 30)}, tessera.ChunkError, "shard: needs zarr_format=3"),
+        ({"codec": "lz4", "zarr_format": 3}, tessera.ChunkError, "codec: "),
+    ],
+)
+def test_bad_options(tmp_path, source, kwargs, error, message):
+    src, _ = source
+    if "shard" in kwargs:
+        kwargs["zarr_format"] = 2
+    before = listing(tmp_path)
+    with pytest.raises(error, match=message):
+        tessera.rechunk(src, str(tmp_path / "out.zarr"), (20, 15), progress=False, **kwargs)
+    assert listing(tmp_path) == before
+
+
+def test_a_missing_source_names_it(tmp_path):
+    with pytest.raises(tessera.StorageError, match="nothing.zarr"):
+        tessera.rechunk(str(tmp_path / "nothing.zarr"), str(tmp_path / "out.zarr"), (1,), progress=False)
+    assert listing(tmp_path) == []
+
+
+def test_ctrl_c_stops_the_run_and_leaves_no_temporaries(tmp_path):
+    """A subprocess rechunking a store under a tiny budget is sent SIGINT mid-run."""
+    script = textwrap.dedent(
+        f"""
+        import numpy as np, sys, zarr, tessera
+        src = {str(tmp_path / 'src.zarr')!r}
+        z = zarr.open(src, mode="w", shape=(4000, 4000), chunks=(1, 4000), dtype="f8", compressor=None)
+        z[:] = 1.0
+        print("ready", flush=True)
+        try:
+            tessera.rechunk(src, {str(tmp_path / 'dst.zarr')!r}, (4000, 1), max_mem="2MiB",
+                            method="tasks", num_workers=1, progress=False)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+        print("finished", flush=True)
+        """
+    )
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout.readline().strip() == "ready"
+    import time
+
+    time.sleep(1.0)
+    proc.send_signal(2)
+    out, _ = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal came")
+    assert proc.returncode == 3, out
+    assert "interrupted" in out
+    assert listing(tmp_path) == ["src.zarr"]
