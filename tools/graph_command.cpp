@@ -216,10 +216,15 @@ int run(Args a) {
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
   opts.cancel = interrupts.token();
   const Plan plan(f.graph, f.compiled, {}, Keys(f.outputs));
+  // What the recorded sizes say cannot fit is refused before anything is allocated:
+  // by a start hook after the others, so a report shows the refused run and its error.
+  if (limit) {
+    Callbacks refuse;
+    refuse.start = [&](const RunState&) { check_memory_limit(f, plan, opts.memory_limit); };
+    opts.callbacks.push_back(std::move(refuse));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    // What the recorded sizes say cannot fit is refused before it is allocated.
-    if (limit) check_memory_limit(f, plan, opts.memory_limit);
     get(plan, opts);
   } catch (const std::exception& e) {
     if (report_path) {

@@ -181,7 +181,7 @@ py::dict rechunk(const std::string& source, const std::string& target, const py:
   ta::RechunkStoreResult done;
   try {
     run_watched([&] { done = ta::rechunk_path(source, target, *spec, options); }, options.compute.cancel);
-  } catch (const std::invalid_argument& e) {  // a codec the target format cannot take
+  } catch (const ValueError& e) {  // a codec the target format cannot take
     throw ChunkError(std::string("codec: ") + e.what());
   }
   py::dict out;
