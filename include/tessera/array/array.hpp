@@ -98,6 +98,7 @@ class Array {
 
   //! The key of block `index` (one index per axis): `(name, i, j, ...)`.
   Key block_key(std::span<const int64_t> index) const { return Key(name(), index); }
+  //! The same, for a braced list: `x.block_key({0, 1})`.
   Key block_key(std::initializer_list<int64_t> index) const { return Key(name(), index); }
   //! Every block key, in C order of the block grid.
   std::vector<Key> keys() const;

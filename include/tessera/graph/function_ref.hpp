@@ -21,9 +21,11 @@
 
 namespace tessera {
 
+//! A non-owning reference to a callable of signature `Signature` (see the file comment).
 template <class Signature>
 class FunctionRef;
 
+//! A non-owning reference to a callable taking `Args...` and returning `R`.
 template <class R, class... Args>
 class FunctionRef<R(Args...)> {
  public:

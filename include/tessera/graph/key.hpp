@@ -202,8 +202,11 @@ size_t interned_name_count();
 
 }  // namespace tessera
 
-//! Keys in standard unordered containers.
+/// @cond
+// Keys in standard unordered containers (hidden from the reference: Doxygen
+// cannot place a specialization of std::hash).
 template <>
 struct std::hash<tessera::Key> {
   size_t operator()(const tessera::Key& k) const noexcept { return k.hash(); }
 };
+/// @endcond

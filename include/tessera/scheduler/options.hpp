@@ -56,10 +56,15 @@ class CancellationToken {
 //! @endcode
 class Cache {
  public:
+  //! An empty cache; it allocates nothing until the first insert.
   Cache();
+  //! A copy of `other`'s entries (the values are shared, not copied).
   Cache(const Cache& other);
+  //! Takes `other`'s entries; `other` is left empty.
   Cache(Cache&& other) noexcept;
+  //! Replaces the entries by a copy of `other`'s.
   Cache& operator=(const Cache& other);
+  //! Replaces the entries by `other`'s; `other` is left empty.
   Cache& operator=(Cache&& other) noexcept;
   ~Cache();
 
@@ -71,8 +76,11 @@ class Cache {
   bool erase(const Key& key);
   //! The value of `key`, or nullptr when it has none.
   const Value* find(const Key& key) const;
+  //! Whether `key` has a value.
   bool contains(const Key& key) const { return find(key) != nullptr; }
+  //! The number of entries.
   size_t size() const;
+  //! Whether there are none.
   bool empty() const { return size() == 0; }
   //! Calls `f(key, value)` for every entry, in no particular order.
   void for_each(const std::function<void(const Key&, const Value&)>& f) const;

@@ -31,6 +31,7 @@ namespace tessera::array {
 struct RechunkPathOptions {
   //! Bytes to stay under: blocks are planned to fit and held results spill beyond it.
   int64_t max_mem = int64_t{1} << 30;
+  //! tasks, shuffle, or automatic (chosen by the plan).
   RechunkMethod method = RechunkMethod::automatic;
   //! Worker threads; 0: the hardware's.
   int num_workers = 0;
@@ -62,7 +63,7 @@ void check_rechunk_memory(const Chunks& target, DType dtype, int64_t max_mem, in
 //! `target` (a .npy file when it ends in .npy) with the chunks `chunks` (one
 //! entry per axis). Throws StorageError when `target` exists (without
 //! `overwrite`) or may not be replaced, or `source` cannot be read; ChunkError
-//! for chunks that do not fit the array or `max_mem`; std::invalid_argument for
+//! for chunks that do not fit the array or `max_mem`; ValueError for
 //! a codec the format cannot take; Cancelled through `compute.cancel`;
 //! TaskError as `store` does. Nothing is left at `target` after an error but
 //! what was there before.
