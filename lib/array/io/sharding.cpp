@@ -76,6 +76,10 @@ class Sharding final : public ChunkCodec {
     const unsigned __int128 most =
         static_cast<unsigned __int128>(count_) * s_.inner->max_encoded_size() + s_.index_nbytes;
     max_bytes_ = most > std::numeric_limits<size_t>::max() ? std::numeric_limits<size_t>::max() : static_cast<size_t>(most);
+    raw_inner_ = s_.inner->raw() && !grid_.empty();
+    if (raw_inner_) raw_strides_ = s_.inner->raw_strides();
+    inner_nbytes_ = s_.dtype.itemsize();
+    for (int64_t e : s_.inner_shape) inner_nbytes_ *= static_cast<size_t>(e);
   }
 
   void decode(Bytes in, const NDArray& out) const override {
@@ -112,6 +116,7 @@ class Sharding final : public ChunkCodec {
       std::sort(order.begin(), order.end(), [f](size_t a, size_t b) { return f[2 * a] < f[2 * b]; });
     }
     const size_t n = in_order ? count_ : order.size();
+    std::vector<int64_t> counter(grid_.size());  // copy_raw_inner's, allocated once per shard
     const auto id = [&](size_t k) { return in_order ? k : order[k]; };
     for (size_t k = 0; k < n;) {
       if (missing(f, id(k))) {
@@ -132,9 +137,14 @@ class Sharding final : public ChunkCodec {
       for (; k < j; ++k) {
         const size_t i = id(k);
         if (missing(f, i)) continue;
+        const std::byte* bytes = run.data() + (f[2 * i] - start);
+        if (raw_inner_ && f[2 * i + 1] == inner_nbytes_) {
+          copy_raw_inner(bytes, out, i, counter);
+          continue;
+        }
         const std::vector<int64_t> idx = inner_index(i);
         try {
-          s_.inner->decode(Bytes(run.data() + (f[2 * i] - start), f[2 * i + 1]), region(out, idx));
+          s_.inner->decode(Bytes(bytes, f[2 * i + 1]), region(out, idx));
         } catch (const CodecError& err) {
           throw CodecError(absl::StrCat("inner chunk (", absl::StrJoin(idx, ", "), "): ", err.what()));
         }
@@ -219,6 +229,47 @@ class Sharding final : public ChunkCodec {
     return idx;
   }
 
+  // Copies raw inner chunk `i` (its elements at raw_strides_, little-endian) into
+  // its region of `out` with no view, index vector or buffer of its own: in a
+  // store of tiny chunks that per-chunk bookkeeping, not the bytes, is the cost.
+  // `counter` is scratch of ndim entries.
+  void copy_raw_inner(const std::byte* src, const NDArray& out, size_t i, std::vector<int64_t>& counter) const {
+    const size_t nd = grid_.size();
+    const Strides& dst_strides = out.strides();
+    std::byte* dst = out.data();
+    for (size_t a = nd; a-- > 0;) {
+      const auto g = static_cast<size_t>(grid_[a]);
+      dst += static_cast<int64_t>(i % g) * s_.inner_shape[a] * dst_strides[a];
+      i /= g;
+    }
+    const size_t item = s_.dtype.itemsize();
+    const size_t last = nd - 1;
+    const int64_t row = s_.inner_shape[last];
+    const bool rows_contiguous = raw_strides_[last] == static_cast<int64_t>(item) &&
+                                 dst_strides[last] == static_cast<int64_t>(item);
+    std::fill(counter.begin(), counter.end(), 0);
+    for (;;) {
+      int64_t s_off = 0, d_off = 0;
+      for (size_t a = 0; a < last; ++a) {
+        s_off += counter[a] * raw_strides_[a];
+        d_off += counter[a] * dst_strides[a];
+      }
+      if (rows_contiguous) {
+        std::memcpy(dst + d_off, src + s_off, static_cast<size_t>(row) * item);
+      } else {
+        for (int64_t e = 0; e < row; ++e) {
+          std::memcpy(dst + d_off + e * dst_strides[last], src + s_off + e * raw_strides_[last], item);
+        }
+      }
+      size_t a = last;
+      for (; a-- > 0;) {
+        if (++counter[a] < s_.inner_shape[a]) break;
+        counter[a] = 0;
+      }
+      if (a == static_cast<size_t>(-1)) return;
+    }
+  }
+
   NDArray region(const NDArray& shard, const std::vector<int64_t>& idx) const {
     std::vector<Slice> r;
     for (size_t a = 0; a < idx.size(); ++a) r.emplace_back(idx[a] * s_.inner_shape[a], (idx[a] + 1) * s_.inner_shape[a]);
@@ -242,6 +293,9 @@ class Sharding final : public ChunkCodec {
   Shape index_shape_;
   size_t count_ = 0;
   size_t max_bytes_ = 0;
+  bool raw_inner_ = false;     // inner chunks stored as their raw little-endian elements
+  Strides raw_strides_;        // their elements' byte strides (raw_inner_ only)
+  size_t inner_nbytes_ = 0;    // the bytes of one raw inner chunk
 };
 
 }  // namespace

@@ -85,15 +85,15 @@ def crc32c(data):
             c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
     return c ^ 0xFFFFFFFF
 def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='little', compress=False,
-                  inner_crc=False, fill=0, fill_json=None, reverse=False):
+                  inner_crc=False, fill=0, fill_json=None, reverse=False, order=None):
     os.makedirs(path, exist_ok=True)
     bytes_codec = {'name': 'bytes', 'configuration': {'endian': endian}}
-    inner_codecs = [bytes_codec] + ([{'name': 'gzip', 'configuration': {'level': 1}}] if compress else []) + \
+    inner_codecs = ([{'name': 'transpose', 'configuration': {'order': list(order)}}] if order else []) + [bytes_codec] + ([{'name': 'gzip', 'configuration': {'level': 1}}] if compress else []) + \
                    ([{'name': 'crc32c'}] if inner_crc else [])
     meta = {'zarr_format': 3, 'node_type': 'array', 'shape': list(arr.shape), 'data_type': str(arr.dtype.newbyteorder('=')),
             'chunk_grid': {'name': 'regular', 'configuration': {'chunk_shape': list(shard)}},
             'chunk_key_encoding': {'name': 'default', 'configuration': {'separator': '/'}},
-            'fill_value': fill if fill_json is None else fill_json, 'attributes': {}, 'dimension_names': ['y', None][:arr.ndim],
+            'fill_value': fill if fill_json is None else fill_json, 'attributes': {}, 'dimension_names': ['y'] + [None] * (arr.ndim - 1),
             'codecs': [{'name': 'sharding_indexed', 'configuration': {'chunk_shape': list(inner), 'codecs': inner_codecs,
                         'index_codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'crc32c'}],
                         'index_location': index_at}}]}
@@ -113,7 +113,7 @@ def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='l
             sl = tuple(slice(s * sh + i * c, s * sh + (i + 1) * c) for s, sh, i, c in zip(si, shard, ii, inner))
             part = arr[sl]
             block[tuple(slice(0, x) for x in part.shape)] = part
-            raw = block.astype(dt).tobytes()
+            raw = (block.transpose(order) if order else block).astype(dt).tobytes()
             if compress:
                 raw = gzip.compress(raw, 1)
             if inner_crc:
@@ -174,7 +174,13 @@ write_sharded(f'{d}/start', a, (4, 4), (2, 2), index_at='start', compress=True)
 write_sharded(f'{d}/holes', a, (4, 4), (2, 2), missing={((0, 1), (1, 0)), ((1, 0), (0, 0))}, fill=-3)
 write_sharded(f'{d}/big', pattern('<f8', (7, 8)), (4, 8), (2, 4), endian='big', inner_crc=True)
 write_sharded(f'{d}/reversed', a, (4, 4), (2, 2), missing={((0, 1), (1, 0)), ((1, 0), (0, 0))}, fill=-3, reverse=True)
+write_sharded(f'{d}/transposed', pattern('<i2', (5, 6, 4)), (4, 6, 4), (2, 3, 2), order=(2, 0, 1))
+write_sharded(f'{d}/tiny', pattern('<u1', (9,)), (4,), (1,))
 )");
+  // Raw inner chunks (no compressor) are copied straight into the shard: C order,
+  // a transposed layout, one-element chunks.
+  CHECK(array_equal(from_zarr(dir / "transposed").compute({.num_workers = 2}), pattern_array(DType::int16(), {5, 6, 4})));
+  CHECK(array_equal(from_zarr(dir / "tiny").compute({.num_workers = 2}), pattern_array(DType::uint8(), {9})));
   const NDArray a = pattern_array(DType::int32(), {7, 8});
   CHECK(array_equal(from_zarr(dir / "end").compute({.num_workers = 2}), a));
   CHECK(array_equal(from_zarr(dir / "start").compute({.num_workers = 2}), a));
