@@ -30,7 +30,7 @@ inline bool ci() {
 
 //! Why the peer is missing, for messages.
 inline constexpr const char* missing_reason =
-    "TESSERA_PYTHON is not set: /usr/bin/python3 lacks numpy, dask or zarr (see tests/meson.build), "
+    "TESSERA_PYTHON is not set: /usr/bin/python3 lacks numpy, dask, zarr or crcmod (see tests/meson.build), "
     "or the test binary ran outside `meson test`";
 
 //! The test cases (file, line) marked by needed(); the listener in tests/main.cpp

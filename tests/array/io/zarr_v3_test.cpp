@@ -76,14 +76,9 @@ std::optional<std::string> run_zarrita(const TempDir& dir, const std::string& co
 // A small zarr v3 sharding encoder in Python (numpy only), independent of tessera.
 const char* const kShardWriter = R"(
 import json, os, struct, gzip, sys
+from crcmod.predefined import mkPredefinedCrcFun
 d = sys.argv[0].rsplit('/', 1)[0]
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    return c ^ 0xFFFFFFFF
+crc32c = mkPredefinedCrcFun('crc-32c')  # Debian's python3-crcmod
 def write_sharded(path, arr, shard, inner, index_at='end', missing=(), endian='little', compress=False,
                   inner_crc=False, fill=0, fill_json=None, reverse=False, order=None):
     os.makedirs(path, exist_ok=True)
