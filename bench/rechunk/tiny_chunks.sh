@@ -5,6 +5,7 @@
 # 64MiB --workers 2`, beside
 #   - large: the same bytes in one (SIDE, SIDE) chunk rechunked the same way
 #     (the speed of reading the same bytes in large chunks);
+#   - sharded: the same 1 x 1 chunks as inner chunks of (256, 256) v3 shards;
 #   - cat: `cat` of every chunk file, one process (the file system's floor:
 #     each chunk is a file to open, read and close whoever reads it).
 # Prints each one's time and peak RSS, and the ratios of tessera's speed to the
@@ -55,9 +56,13 @@ best() {
   done
   echo "$name $sec $kib" | tee -a "$data/results.txt" >&2
 }
+# The same 1 x 1 chunks as inner chunks of (256, 256) shards (zarr v3, written by tessera):
+# 16 files, so what is left is the per-chunk work inside a shard, not the file system's.
+"$build/tools/tessera" rechunk "$data/expected.npy" "$data/sharded.zarr" --chunks 1,1 --shard 256,256 \
+  --zarr-format 3 --max-mem 64MiB --no-progress >/dev/null 2>&1
 find "$data/tiny.zarr" -type f -exec cat {} + >/dev/null  # every contestant starts from the page cache
 best cat sh -c "find '$data/tiny.zarr' -name '*.*' -type f -exec cat {} + >/dev/null"
-for store in large tiny; do
+for store in large tiny sharded; do
   best "$store" "$build/tools/tessera" rechunk "$data/$store.zarr" "$data/out.zarr" --chunks 256,256 \
     --max-mem 64MiB --workers 2 --no-progress
   "$python" -c "import sys, numpy as np, zarr; sys.exit(0 if np.array_equal(np.load(sys.argv[1]), zarr.open(sys.argv[2], mode='r')[...]) else 1)" \
@@ -71,13 +76,15 @@ print(f"\nrechunk a {n} x {n} uint8 zarr ({n * n} chunks of 1 x 1) to (256, 256)
 print("| who | seconds | peak RSS MiB |")
 print("| --- | --- | --- |")
 labels = {"tiny": "tessera rechunk, 1 x 1 chunks", "large": f"tessera rechunk, one ({n}, {n}) chunk",
-          "cat": "cat of every 1 x 1 chunk file (1 process)"}
-for name in ("tiny", "large", "cat"):
+          "cat": "cat of every 1 x 1 chunk file (1 process)",
+          "sharded": "tessera rechunk, 1 x 1 inner chunks in (256, 256) shards"}
+for name in ("tiny", "sharded", "large", "cat"):
     s, k = rows[name]
     print(f"| {labels[name]} | {s:.2f} | {k / 1024:.0f} |")
 tiny = rows["tiny"][0]
 print(f"speed of the 1 x 1 rechunk: {rows['large'][0] / tiny:.3f} of the large-chunk one (target 0.5), "
       f"{rows['cat'][0] / tiny:.2f} x cat's")
+print(f"speed of the sharded 1 x 1 rechunk: {rows['large'][0] / rows['sharded'][0]:.3f} of the large-chunk one")
 print(f"peak RSS {rows['tiny'][1] / 1024:.0f} MiB, target <= {64 + 100} MiB: "
       f"{'ok' if rows['tiny'][1] <= (64 + 100) * 1024 else 'OVER'}")
 PY
