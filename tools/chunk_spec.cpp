@@ -16,17 +16,22 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text.substr(0, kMax)) + "...' (" + std::to_string(text.size()) + " characters)";
 }
 
+// `problem`, after `option: ` unless `option` is empty (CLI11 puts the name in front itself).
+std::string named(const std::string& option, const std::string& problem) {
+  return option.empty() ? problem : option + ": " + problem;
+}
+
 array::RechunkAxis parse_axis(std::string_view item, const std::string& option) {
   if (item == "keep") return array::keep;
   if (item == "auto") return "auto";
   int64_t n = 0;
   const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
   if (ec != std::errc() || end != item.data() + item.size() || item.empty()) {
-    throw UsageError(option + ": expected a block size, -1, auto or keep per axis, found " + quoted(item));
+    throw UsageError(named(option, "expected a block size, -1, auto or keep per axis, found " + quoted(item)));
   }
   if (n == 0 || n < -1) {
-    throw UsageError(option + ": expected a block size of at least 1 (or -1 for the whole axis), found " +
-                     quoted(item));
+    throw UsageError(
+        named(option, "expected a block size of at least 1 (or -1 for the whole axis), found " + quoted(item)));
   }
   return n;
 }
@@ -47,8 +52,8 @@ std::vector<array::RechunkAxis> parse_chunks(const std::string& text, const std:
 
 void check_chunks_fit(const std::vector<array::RechunkAxis>& axes, size_t ndim, const std::string& option) {
   if (axes.size() != ndim) {
-    throw UsageError(option + ": expected one entry per axis of SRC (" + std::to_string(ndim) + "), found " +
-                     std::to_string(axes.size()));
+    throw UsageError(named(option, "expected one entry per axis of SRC (" + std::to_string(ndim) + "), found " +
+                                         std::to_string(axes.size())));
   }
 }
 

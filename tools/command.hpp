@@ -1,33 +1,43 @@
 // tools/command.hpp — how the `tessera` program is put together.
 //
 // main.cpp holds a table of command groups (`tessera graph ...`, ...); each group
-// lives in its own file and exposes one CommandGroup. Adding a group: write
+// lives in its own file and exposes one CommandGroup, whose `define` declares the
+// group's commands and options on a CLI11 app (tools/cli.hpp). CLI11 writes every
+// `--help` and every message about unknown options and bad values from those
+// declarations, so a usage text cannot drift from the code. Adding a group: write
 // tools/<name>_command.cpp defining `const CommandGroup& <name>_group()`, declare
-// it below, add it to the table in main.cpp and to tools/meson.build.
+// it below, add it to the table in main.cpp and to tools/meson.build. Adding an
+// option: one `add_option` / `add_flag` line in the command's `define`.
 //
 // Exit status: 0 done, 1 the work itself failed (a task raised), 2 bad usage or
-// an unreadable input. A command reports those by throwing UsageError or
-// InputError; main prints them.
+// an unreadable input. CLI11's parse errors are bad usage; a command reports the
+// others by throwing UsageError or InputError; main prints them.
 #pragma once
 
-#include <optional>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace tessera::tool {
+
+//! What the parsed command does; returns the exit status.
+using Action = std::function<int()>;
 
 //! A `tessera` command group: `tessera NAME ARGS...`.
 struct CommandGroup {
   std::string_view name;     //!< the word after `tessera`
   std::string_view summary;  //!< one line for `tessera --help`
-  std::string_view usage;    //!< printed on a UsageError
-  //! Runs with the arguments after NAME; returns the exit status.
-  int (*run)(std::vector<std::string> args);
+  //! Declares the group's commands and options on `app` (the group's own
+  //! subcommand); parsing stores the chosen command's work in `action`.
+  void (*define)(CLI::App& app, Action& action);
 };
 
-//! Bad usage: main prints the message and the group's usage; exit status 2.
+//! Bad usage found after parsing: main prints the message and the command's help; exit status 2.
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -39,25 +49,6 @@ class InputError : public std::runtime_error {
   //! `problem` may already start with the file's name (tessera's loaders do that).
   InputError(const std::string& file, const std::string& problem)
       : std::runtime_error(problem.rfind(file, 0) == 0 ? problem : file + ": " + problem) {}
-};
-
-//! A command's arguments, consumed as they are parsed.
-class Args {
- public:
-  explicit Args(std::vector<std::string> args) : args_(std::move(args)) {}
-  //! True when `--name` is present (and removes it).
-  bool flag(std::string_view name);
-  //! The value of `--name VALUE` or `--name=VALUE`, if present.
-  std::optional<std::string> option(std::string_view name);
-  //! An integer option in [min, max]; `fallback` when absent.
-  long int_option(std::string_view name, long fallback, long min, long max);
-  //! The next positional argument; UsageError naming `what` when there is none.
-  std::string positional(std::string_view what);
-  //! UsageError when anything is left unparsed.
-  void done() const;
-
- private:
-  std::vector<std::string> args_;
 };
 
 const CommandGroup& graph_group();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "allocators.hpp"
+#include "cli.hpp"
 #include "command.hpp"
 #include "graph_dot.hpp"
 #include "interrupt.hpp"
@@ -31,19 +32,6 @@
 namespace tessera::tool {
 
 namespace {
-
-constexpr std::string_view kUsage =
-    "usage:\n"
-    "  tessera graph inspect FILE.json [--json]\n"
-    "      counts, critical path, memory pressure under tessera's order and get_sync,\n"
-    "      beside dask's figures from the file\n"
-    "  tessera graph dot FILE.json [--color order|memory]\n"
-    "      Graphviz DOT on stdout, labelled by key group and indices, coloured by order's priority\n"
-    "      (blue runs first) or by bytes; wide graphs collapse to a node per key group and depth\n"
-    "  tessera graph run FILE.json [--workers N] [--profile TRACE.json] [--progress] [--memory-limit BYTES]\n"
-    "                   [--report REPORT.html]\n"
-    "      runs the file's synthetic tasks with get; prints the wall time and the memory held;\n"
-    "      --report writes an HTML report of the run (also when it fails)\n";
 
 //! Loads `path`; a file tessera cannot use becomes an InputError naming it.
 GraphFile load(const std::string& path, ResultMemory results = ResultMemory::allocated) {
@@ -144,14 +132,18 @@ void print_figure(const char* label, uint64_t ours, const std::optional<uint64_t
   std::printf("  %-22s %12llu %12s\n", label, static_cast<unsigned long long>(ours), theirs.c_str());
 }
 
-int inspect(Args a) {
-  const bool json = a.flag("--json");
-  const std::string path = a.positional("FILE.json");
-  a.done();
+//! The options of `graph inspect`.
+struct InspectOptions {
+  std::string path;
+  bool json = false;
+};
+
+int inspect(const InspectOptions& o) {
+  const std::string& path = o.path;
   // Measured with results that only report their sizes: a file may declare any.
   const GraphFile f = load(path, ResultMemory::counted);
   const Figures x = measure(f);
-  if (json) {
+  if (o.json) {
     std::printf("%s\n", to_json(path, f, x).dump(2).c_str());
     return 0;
   }
@@ -165,11 +157,15 @@ int inspect(Args a) {
   return 0;
 }
 
-int dot(Args a) {
-  const DotColor color = parse_dot_color(a.option("--color").value_or("order"));
-  const std::string path = a.positional("FILE.json");
-  a.done();
-  write_dot(load(path), color, stdout);
+//! The options of `graph dot`.
+struct DotOptions {
+  std::string path;
+  std::string color = "order";
+};
+
+int dot(const DotOptions& o) {
+  const DotColor color = parse_dot_color(o.color);
+  write_dot(load(o.path), color, stdout);
   return 0;
 }
 
@@ -181,14 +177,19 @@ std::vector<std::string> run_command_line(const std::string& path, int workers, 
   return words;
 }
 
-int run(Args a) {
-  const bool progress = a.flag("--progress");
-  const std::optional<std::string> profile = a.option("--profile");
-  const int workers = static_cast<int>(a.int_option("--workers", 0, 0, 1024));
-  const std::optional<std::string> limit = a.option("--memory-limit");
-  const std::optional<std::string> report_path = a.option("--report");
-  const std::string path = a.positional("FILE.json");
-  a.done();
+//! The options of `graph run`.
+struct RunOptions {
+  std::string path;
+  int workers = 0;
+  std::optional<std::string> profile, limit, report;
+  bool progress = false;
+};
+
+int run(const RunOptions& o) {
+  const std::string& path = o.path;
+  const std::optional<std::string>& profile = o.profile;
+  const std::optional<std::string>& limit = o.limit;
+  const std::optional<std::string>& report_path = o.report;
   // Without a budget, the graph goes on a heap of huge pages (see allocators.hpp):
   // the parser's buffers and the graph take up to about 16 bytes per byte of the file.
   std::error_code size_error;
@@ -198,7 +199,7 @@ int run(Args a) {
 
   RunStats stats;
   GetOptions opts;
-  opts.num_workers = workers;
+  opts.num_workers = o.workers;
   opts.stats = &stats;
   if (limit) {
     opts.memory_limit = static_cast<size_t>(tessera::array::parse_bytes(*limit));
@@ -206,11 +207,11 @@ int run(Args a) {
   }
   diagnostics::ProgressBar bar;
   diagnostics::Profiler profiler;
-  if (progress) opts.callbacks.push_back(bar.callbacks());
+  if (o.progress) opts.callbacks.push_back(bar.callbacks());
   if (profile) opts.callbacks.push_back(profiler.callbacks());
   diagnostics::Report report({.title = f.name + " (tessera graph run)"});
   if (report_path) {
-    report.set_command_line(run_command_line(path, workers, limit));
+    report.set_command_line(run_command_line(path, o.workers, limit));
     opts.callbacks.push_back(report.callbacks());
   }
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
@@ -255,19 +256,49 @@ int run(Args a) {
   return 0;
 }
 
-int run_graph(std::vector<std::string> args) {
-  Args a(std::move(args));
-  const std::string command = a.positional("COMMAND (inspect, dot or run)");
-  if (command == "inspect") return inspect(std::move(a));
-  if (command == "dot") return dot(std::move(a));
-  if (command == "run") return run(std::move(a));
-  throw UsageError("unknown command '" + command + "'");
+void define(CLI::App& graph, Action& action) {
+  graph.require_subcommand(0, 1);
+  const auto file = [](CLI::App& c, std::string& path) {
+    c.add_option("FILE.json", path, "a tessera-graph/1 file (docs/graph-format.md)")->required();
+  };
+
+  auto in = std::make_shared<InspectOptions>();
+  CLI::App& inspect_command = add_command(
+      graph, action, "inspect",
+      "counts, critical path, memory pressure under tessera's order and get_sync, beside dask's figures from the file",
+      [in] { return inspect(*in); });
+  file(inspect_command, in->path);
+  inspect_command.add_flag("--json", in->json, "print the figures as JSON");
+
+  auto d = std::make_shared<DotOptions>();
+  CLI::App& dot_command = add_command(graph, action, "dot",
+                                      "Graphviz DOT on stdout, labelled by key group and indices, coloured by order's "
+                                      "priority (blue runs first) or by bytes; wide graphs collapse to a node per key "
+                                      "group and depth",
+                                      [d] { return dot(*d); });
+  file(dot_command, d->path);
+  dot_command.add_option("--color", d->color, "what the fill colour shows: order (default) or memory")
+      ->type_name("order|memory");
+
+  auto r = std::make_shared<RunOptions>();
+  CLI::App& run_command = add_command(graph, action, "run",
+                                      "runs the file's synthetic tasks with get; prints the wall time and the memory held",
+                                      [r] { return run(*r); });
+  file(run_command, r->path);
+  run_command.add_option("--workers", r->workers, "threads (0: the hardware's)")->check(CLI::Range(0, 1024));
+  run_command.add_option("--profile", r->profile, "write a Chrome trace of the run (open in ui.perfetto.dev)")
+      ->type_name("TRACE.json");
+  run_command.add_flag("--progress", r->progress, "draw a progress bar on stderr");
+  run_command.add_option("--memory-limit", r->limit, "bytes held at most; results beyond it spill to disk")
+      ->check(size_check());
+  run_command.add_option("--report", r->report, "write an HTML report of the run (also when it fails)")
+      ->type_name("REPORT.html");
 }
 
 }  // namespace
 
 const CommandGroup& graph_group() {
-  static const CommandGroup group{"graph", "inspect, draw and run tessera-graph/1 files", kUsage, run_graph};
+  static const CommandGroup group{"graph", "inspect, draw and run tessera-graph/1 files", define};
   return group;
 }
 

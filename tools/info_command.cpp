@@ -13,6 +13,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "cli.hpp"
 #include "command.hpp"
 #include "human.hpp"
 #include "tessera/array/io/npy.hpp"
@@ -24,12 +25,6 @@ namespace {
 
 namespace ta = tessera::array;
 namespace fs = std::filesystem;
-
-constexpr std::string_view kUsage =
-    "usage: tessera info PATH\n"
-    "\n"
-    "Describes the zarr array or group (v2 or v3) or the .npy file at PATH: format, shape, dtype,\n"
-    "chunks and shards, codecs, stored and uncompressed bytes, chunks initialized; for a group, its tree.\n";
 
 // The bytes and count of the chunk files under an array's directory (metadata excluded).
 std::pair<uint64_t, uint64_t> stored(const std::string& dir, int zarr_format) {
@@ -102,10 +97,7 @@ void print_npy(const std::string& path) {
   std::printf("Data type          : %s%s\n", h.dtype.name().c_str(), h.fortran_order ? " (Fortran order)" : "");
 }
 
-int run(std::vector<std::string> argv) {
-  Args args(std::move(argv));
-  const std::string path = args.positional("PATH");
-  args.done();
+int run(const std::string& path) {
   try {
     if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") {
       print_npy(path);
@@ -120,10 +112,19 @@ int run(std::vector<std::string> argv) {
   return 0;
 }
 
+void define(CLI::App& info, Action& action) {
+  info.footer(
+      "Describes the zarr array or group (v2 or v3) or the .npy file at PATH: format, shape, dtype, chunks and "
+      "shards, codecs, stored and uncompressed bytes, chunks initialized; for a group, its tree.");
+  auto path = std::make_shared<std::string>();
+  set_action(info, action, [path] { return run(*path); });
+  info.add_option("PATH", *path, "a zarr array or group, or a .npy file")->required();
+}
+
 }  // namespace
 
 const CommandGroup& info_group() {
-  static const CommandGroup group{"info", "describe a zarr array or group, or a .npy file", kUsage, &run};
+  static const CommandGroup group{"info", "describe a zarr array or group, or a .npy file", define};
   return group;
 }
 

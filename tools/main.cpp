@@ -1,11 +1,13 @@
-// tessera — the command-line program: `tessera GROUP COMMAND ARGS...`.
-// The groups are listed in kGroups; each lives in its own file (see command.hpp).
+// tessera — the command-line program: `tessera GROUP [COMMAND] ARGS...`.
+// The groups are listed in kGroups; each lives in its own file and declares its
+// commands and options with CLI11 (command.hpp, cli.hpp), which parses the line,
+// writes every --help and the messages about unknown options and bad values.
 #include <array>
 #include <cstdio>
 #include <exception>
 #include <string>
-#include <vector>
 
+#include "cli.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
 
@@ -20,18 +22,23 @@ constexpr std::array kGroups = {
     &tessera::tool::info_group,
 };
 
-void print_help(std::FILE* out) {
-  std::fprintf(out, "usage: tessera GROUP COMMAND [ARGS...]\n\ngroups:\n");
-  for (auto group : kGroups) {
-    const CommandGroup& g = group();
-    std::fprintf(out, "  %-10.*s %.*s\n", static_cast<int>(g.name.size()), g.name.data(),
-                 static_cast<int>(g.summary.size()), g.summary.data());
-  }
-  std::fprintf(out, "\n`tessera GROUP --help` describes a group's commands.\n");
+// The deepest command the line chose (`tessera graph run`), or `tessera` before any.
+const CLI::App& chosen(const CLI::App& app) {
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  return *at;
 }
 
-void print_usage(const CommandGroup& g, std::FILE* out) {
-  std::fprintf(out, "%.*s", static_cast<int>(g.usage.size()), g.usage.data());
+// Bad usage: the message, the chosen command's usage line and where its help is; exit status 2.
+int usage_error(const CLI::App& app, const std::string& message) {
+  std::string name = app.get_name();
+  for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    name += " " + at->get_name();
+  }
+  std::fprintf(stderr, "%s: %s\n%sRun '%s --help' for more.\n", name.c_str(), message.c_str(),
+               CLI::Formatter().make_usage(&chosen(app), name).c_str(), name.c_str());
+  return 2;
 }
 
 // `status` for an error, unless a signal interrupted the run: then 128 + its number.
@@ -43,37 +50,44 @@ int exit_status(int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    print_help(stderr);
-    return 2;
-  }
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    print_help(stdout);
+  CLI::App app("tessera: dask-style task graphs and chunked arrays on one machine.", "tessera");
+  app.require_subcommand(0, 1);
+  app.get_formatter()->column_width(26);
+  tessera::tool::Action action;
+  CLI::App& help = tessera::tool::add_command(app, action, "help", "this text", [&] {
+    std::fputs(app.get_formatter()->make_help(&app, "tessera", CLI::AppFormatMode::Normal).c_str(), stdout);
     return 0;
-  }
+  });
+  help.group("");  // not listed; `tessera --help` says the same
   for (auto group : kGroups) {
     const CommandGroup& g = group();
-    if (args[0] != g.name) continue;
-    if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-      print_usage(g, stdout);
-      return 0;
-    }
-    try {
-      return g.run({args.begin() + 1, args.end()});
-    } catch (const tessera::tool::UsageError& e) {
-      std::fprintf(stderr, "tessera %s: %s\n", std::string(g.name).c_str(), e.what());
-      print_usage(g, stderr);
-      return 2;
-    } catch (const tessera::tool::InputError& e) {
-      std::fprintf(stderr, "tessera: %s\n", e.what());
-      return exit_status(2);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "tessera: %s\n", e.what());
-      return exit_status(1);
-    }
+    g.define(*app.add_subcommand(std::string(g.name), std::string(g.summary)), action);
   }
-  std::fprintf(stderr, "tessera: unknown group '%s'\n", args[0].c_str());
-  print_help(stderr);
-  return 2;
+  app.footer("`tessera GROUP --help` describes a group's commands and options.");  // after the groups: theirs differ
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return usage_error(app, e.what());
+  }
+  if (!action) {  // a group of commands, and none was named
+    std::string names;
+    for (const CLI::App* c : chosen(app).get_subcommands({})) {
+      if (!c->get_group().empty()) names += (names.empty() ? "" : ", ") + c->get_name();
+    }
+    return usage_error(app, "expected a command (" + names + ")");
+  }
+  try {
+    return action();
+  } catch (const tessera::tool::UsageError& e) {
+    return usage_error(app, e.what());
+  } catch (const tessera::tool::InputError& e) {
+    std::fprintf(stderr, "tessera: %s\n", e.what());
+    return exit_status(2);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera: %s\n", e.what());
+    return exit_status(1);
+  }
 }

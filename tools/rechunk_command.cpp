@@ -34,6 +34,7 @@
 
 #include "allocators.hpp"
 #include "chunk_spec.hpp"
+#include "cli.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
 #include "ranks.hpp"
@@ -55,45 +56,24 @@ namespace {
 namespace ta = tessera::array;
 namespace fs = std::filesystem;
 
-constexpr std::string_view kUsage =
-    "usage: tessera rechunk SRC DST --chunks C0,C1,... [--max-mem 1GiB] [--method auto|tasks|shuffle]\n"
-    "                       [--workers N] [--scratch DIR] [--overwrite] [--no-progress]\n"
-    "                       [--codec SPEC] [--zarr-format 2|3] [--shard S0,S1,...] [--mpi] [--report REPORT.html]\n"
-    "       tessera rechunk --dry-run (SRC | --shape S0,S1,... [--dtype T] --src-chunks C0,C1,...)\n"
-    "                       --chunks C0,C1,... [--ranks N] [--max-mem M] [--workers N]\n"
-    "\n"
-    "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file\n"
-    "when DST ends in .npy).\n"
-    "  --chunks     one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)\n"
-    "  --max-mem    memory to stay under (default 1GiB); blocks are planned to fit, and results held\n"
-    "               beyond it spill to the scratch folder (--memory-limit is the same option, as in graph run); a\n"
-    "               store of small chunks is read many chunks a task, and a rechunk of more chunks than the task\n"
-    "               graph can hold in an eighth of it (16 MiB at least) is refused, as is a shard index past a\n"
-    "               worker's share\n"
-    "  --method     auto (default: tasks for small graphs, else shuffle), tasks or shuffle\n"
-    "  --workers    threads (default: the hardware's)\n"
-    "  --scratch    directory of the shuffle's scratch file and of spilled results (default: DST's directory)\n"
-    "  --overwrite  replace an existing DST of the kind written (otherwise refused)\n"
-    "  --codec      DST's compressor: none (default), blosc[:CNAME[:LEVEL[:SHUFFLE]]] (e.g. blosc:zstd:5:bitshuffle),\n"
-    "               zstd[:LEVEL], gzip[:LEVEL], and for zarr v2 zlib[:LEVEL], lz4, bz2[:LEVEL], lzma[:PRESET]\n"
-    "  --zarr-format  2 (default) or 3\n"
-    "  --shard      zarr v3: shards of this shape, each cut into inner chunks of --chunks (whole numbers that\n"
-    "               divide the shard)\n"
-    "  --mpi        rechunk across the ranks of an mpirun job (the default when started by mpirun with more than\n"
-    "               one rank): each rank reads its input blocks, the shards go to the ranks writing their output\n"
-    "               blocks in rounds of MPI_Alltoallv, --max-mem is per rank (--workers defaults to cores / ranks)\n"
-    "  --report     write an HTML report of the run (task stream, memory, spills; also when it fails); not with\n"
-    "               --mpi\n"
-    "  --dry-run    print the plan of the rechunk across --ranks N (default 1) ranks (rounds, messages, bytes per\n"
-    "               message, per-rank memory) without MPI or data: from SRC's metadata, or from --shape, --dtype\n"
-    "               (default float64) and --src-chunks; --workers defaults to 1\n"
-    "SIGINT or SIGTERM stops the run, removes its temporaries and exits 130 or 143.\n";
+//! The options of `tessera rechunk`, as CLI11 parsed them (define() below says what each means).
+struct Options {
+  std::string src, dst, chunks, max_mem = "1GiB", method = "auto", codec = "none";
+  std::optional<long> workers;
+  std::optional<std::string> scratch, shard, report;
+  std::vector<std::string> command_line;  // as the report shows it
+  int zarr_format = 2;
+  bool overwrite = false, no_progress = false, mpi = false;
+  // --dry-run's
+  bool dry_run = false;
+  long ranks = 1;
+  std::optional<std::string> shape, dtype, src_chunks;
+};
 
 ta::RechunkMethod parse_method(const std::string& text) {
-  if (text == "auto") return ta::RechunkMethod::automatic;
   if (text == "tasks") return ta::RechunkMethod::tasks;
   if (text == "shuffle") return ta::RechunkMethod::shuffle;
-  throw UsageError("--method: expected auto, tasks or shuffle, found '" + text + "'");
+  return ta::RechunkMethod::automatic;  // CLI11 let only auto, tasks and shuffle through
 }
 
 // A list of positive integers given to `option`: --shard's inner chunks
@@ -147,30 +127,19 @@ void check_max_mem(const ta::Chunks& target, const ta::Shape& inner, const ta::D
                    " bytes, or choose smaller --chunks or fewer --workers");
 }
 
-int64_t parse_max_mem(const std::string& text) {
-  int64_t max_mem = 0;
-  try {
-    max_mem = ta::parse_bytes(text);
-  } catch (const ChunkError& e) {
-    throw UsageError(std::string("--max-mem: ") + e.what());
-  }
-  if (max_mem <= 0) throw UsageError("--max-mem: expected a positive size, found '" + text + "'");
-  return max_mem;
-}
-
 // `--dry-run`: the plan across --ranks ranks of the array SRC holds, or of the one --shape, --dtype and
 // --src-chunks describe; nothing is read but SRC's metadata, and nothing is written.
-int dry_run(Args& args, const std::optional<std::string>& chunks, const std::string& max_mem_text) {
-  const long ranks = args.int_option("--ranks", 1, 1, long{1} << 24);
-  const long workers = args.int_option("--workers", 1, 1, 4096);
-  const std::optional<std::string> shape_text = args.option("--shape");
-  const std::optional<std::string> dtype_text = args.option("--dtype");
-  const std::optional<std::string> src_chunks = args.option("--src-chunks");
-  std::optional<std::string> src;
-  if (!shape_text) src = args.positional("SRC (or --shape)");
-  args.done();
-  if (!chunks) throw UsageError("--chunks is required");
-  const int64_t max_mem = parse_max_mem(max_mem_text);
+int dry_run(const Options& o) {
+  const long ranks = o.ranks;
+  const long workers = o.workers.value_or(1);
+  const std::optional<std::string>& shape_text = o.shape;
+  const std::optional<std::string>& dtype_text = o.dtype;
+  const std::optional<std::string>& src_chunks = o.src_chunks;
+  if (!o.dst.empty()) throw UsageError("--dry-run writes nothing: give SRC or --shape, and no DST");
+  if (shape_text && !o.src.empty()) throw UsageError("give SRC or --shape, not both");
+  if (!shape_text && o.src.empty()) throw UsageError("missing SRC (or --shape)");
+  const std::optional<std::string> src = shape_text ? std::nullopt : std::optional(o.src);
+  const int64_t max_mem = ta::parse_bytes(o.max_mem);
   const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
   const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
   ta::Chunks from;
@@ -201,7 +170,7 @@ int dry_run(Args& args, const std::optional<std::string>& chunks, const std::str
     }
     stored = from;
   }
-  const std::vector<ta::RechunkAxis> axes = parse_chunks(*chunks);
+  const std::vector<ta::RechunkAxis> axes = parse_chunks(o.chunks);
   check_chunks_fit(axes, from.ndim());
   ta::Chunks target;
   try {
@@ -292,46 +261,31 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
   return 0;
 }
 
-int run(std::vector<std::string> argv) {
-  std::vector<std::string> command_line = {"tessera", "rechunk"};
-  command_line.insert(command_line.end(), argv.begin(), argv.end());
-  Args args(std::move(argv));
-  const std::optional<std::string> report_path = args.option("--report");
-  const bool overwrite = args.flag("--overwrite");
-  const bool progress = !args.flag("--no-progress");
-  const std::optional<std::string> chunks = args.option("--chunks");
-  const std::optional<std::string> max_mem_option = args.option("--max-mem");
-  const std::optional<std::string> memory_limit_option = args.option("--memory-limit");
-  if (max_mem_option && memory_limit_option) {
-    throw UsageError("--max-mem and --memory-limit are one option (the memory to stay under): give one of them");
-  }
-  const std::string max_mem_text = max_mem_option.value_or(memory_limit_option.value_or("1GiB"));
-  const std::string method_text = args.option("--method").value_or("auto");
-  if (args.flag("--dry-run")) return dry_run(args, chunks, max_mem_text);
+int run(const Options& o) {
+  if (o.dry_run) return dry_run(o);
+  const std::optional<std::string>& report_path = o.report;
   std::shared_ptr<Communicator> comm;
-  if (args.flag("--mpi") || launched_by_mpirun()) {
+  if (o.mpi || launched_by_mpirun()) {
     if (report_path) throw UsageError("--report draws a run on one process; it cannot be used with --mpi");
     comm = start_mpi();
   }
   const int ranks = comm ? comm->size() : 1;
   const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
-  const long workers = args.int_option("--workers", std::max<long>(hardware / ranks, 1), 1, 4096);
-  const std::optional<std::string> scratch = args.option("--scratch");
-  const std::string codec = args.option("--codec").value_or("none");
-  const int zarr_format = static_cast<int>(args.int_option("--zarr-format", 2, 2, 3));
-  const std::optional<std::string> shard = args.option("--shard");
-  const std::string src = args.positional("SRC");
-  const std::string dst = args.positional("DST");
-  args.done();
-  if (!chunks) throw UsageError("--chunks is required");
-  if (shard && zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
+  const long workers = o.workers.value_or(std::max<long>(hardware / ranks, 1));
+  const std::optional<std::string>& scratch = o.scratch;
+  const bool overwrite = o.overwrite;
+  if (o.src.empty()) throw UsageError("missing SRC");
+  if (o.dst.empty()) throw UsageError("missing DST");
+  const std::string& src = o.src;
+  const std::string& dst = o.dst;
+  if (o.shard && o.zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
   // With --shard, the target blocks are the shards; --chunks are their inner chunks.
-  const std::string target_option = shard ? "--shard" : "--chunks";
-  const std::vector<ta::RechunkAxis> axes = parse_chunks(shard ? *shard : *chunks, target_option);
-  ta::zarr::Format format{.zarr_format = zarr_format, .codec = codec, .inner_chunks = {}};
-  if (shard) format.inner_chunks = positive_list(*chunks, "--chunks", "with --shard, expected positive inner chunk sizes");
-  const ta::RechunkMethod method = parse_method(method_text);
-  const int64_t max_mem = parse_max_mem(max_mem_text);
+  const std::string target_option = o.shard ? "--shard" : "--chunks";
+  const std::vector<ta::RechunkAxis> axes = parse_chunks(o.shard ? *o.shard : o.chunks, target_option);
+  ta::zarr::Format format{.zarr_format = o.zarr_format, .codec = o.codec, .inner_chunks = {}};
+  if (o.shard) format.inner_chunks = positive_list(o.chunks, "--chunks", "with --shard, expected positive inner chunk sizes");
+  const ta::RechunkMethod method = parse_method(o.method);
+  const int64_t max_mem = ta::parse_bytes(o.max_mem);
   if (comm) return run_across(comm, src, dst, axes, format, max_mem, workers, overwrite);
   bound_allocators(max_mem);
   for (const std::string& line : ta::clean_temporaries(dst)) std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
@@ -378,9 +332,9 @@ int run(std::vector<std::string> argv) {
       .method = method == ta::RechunkMethod::automatic ? ta::RechunkStoreMethod::direct_when_runs_are_long
                                                        : ta::RechunkStoreMethod::through_rechunk,
       .rechunk = options, .store = store};
-  if (progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
+  if (!o.no_progress) store_options.store.compute.callbacks.push_back(bar.callbacks());
   diagnostics::Report report({.title = "tessera rechunk " + src + " -> " + dst});
-  report.set_command_line(command_line);
+  report.set_command_line(o.command_line);
   if (report_path) store_options.store.compute.callbacks.push_back(report.callbacks());
   ta::RechunkStoreResult done;
   try {
@@ -417,11 +371,77 @@ int run(std::vector<std::string> argv) {
   return 0;
 }
 
+void define(CLI::App& rechunk, Action& action) {
+  rechunk.footer(
+      "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file when "
+      "DST ends in .npy). With --dry-run, prints the plan of the rechunk across --ranks ranks (rounds, messages, "
+      "bytes per message, per-rank memory) without MPI or data: from SRC's metadata, or from --shape, --dtype and "
+      "--src-chunks.\nSIGINT or SIGTERM stops the run, removes its temporaries and exits 130 or 143.");
+  auto o = std::make_shared<Options>();
+  set_action(rechunk, action, [o, &rechunk] {
+    o->command_line = command_line(rechunk);
+    return run(*o);
+  });
+  rechunk.add_option("SRC", o->src, "a .npy file or a zarr v2 or v3 array");
+  rechunk.add_option("DST", o->dst, "the zarr store to write (a .npy file when it ends in .npy)");
+  rechunk.add_option("--chunks", o->chunks, "one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)")
+      ->required()
+      ->check(chunks_check());
+  CLI::Option* max_mem = rechunk.add_option(
+      "--max-mem", o->max_mem,
+      "memory to stay under (default 1GiB); blocks are planned to fit, and results held beyond it spill to the "
+      "scratch folder; a store of small chunks is read many chunks a task, and a rechunk of more chunks than the "
+      "task graph can hold in an eighth of it (16 MiB at least) is refused, as is a shard index past a worker's "
+      "share");
+  max_mem->check(size_check());
+  rechunk.add_option("--memory-limit", o->max_mem, "the same as --max-mem (as in graph run)")
+      ->check(size_check())
+      ->excludes(max_mem);
+  rechunk.add_option("--method", o->method, "auto (default: tasks for small graphs, else shuffle), tasks or shuffle")
+      ->check(CLI::IsMember({"auto", "tasks", "shuffle"}));
+  rechunk.add_option("--workers", o->workers, "threads (default: the hardware's; with --dry-run, 1)")
+      ->check(CLI::Range(1, 4096));
+  rechunk.add_flag("--overwrite", o->overwrite, "replace an existing DST of the kind written (otherwise refused)");
+  rechunk.add_flag("--no-progress", o->no_progress, "draw no progress bar");
+  CLI::Option* dry = rechunk.add_flag("--dry-run", o->dry_run, "print the plan across --ranks ranks; read and write no data");
+  // Options of the run only.
+  dry->excludes(rechunk.add_option("--scratch", o->scratch,
+                                   "directory of the shuffle's scratch file and of spilled results (default: DST's)")
+                    ->type_name("DIR"));
+  dry->excludes(rechunk.add_option("--codec", o->codec,
+                                   "DST's compressor: none (default), blosc[:CNAME[:LEVEL[:SHUFFLE]]] (e.g. "
+                                   "blosc:zstd:5:bitshuffle), zstd[:LEVEL], gzip[:LEVEL], and for zarr v2 "
+                                   "zlib[:LEVEL], lz4, bz2[:LEVEL], lzma[:PRESET]")
+                    ->type_name("SPEC"));
+  dry->excludes(rechunk.add_option("--zarr-format", o->zarr_format, "2 (default) or 3")->check(CLI::IsMember({2, 3})));
+  dry->excludes(rechunk.add_option("--shard", o->shard,
+                                   "zarr v3: shards of this shape, each cut into inner chunks of --chunks (whole "
+                                   "numbers that divide the shard)")
+                    ->check(chunks_check()));
+  dry->excludes(rechunk.add_flag("--mpi", o->mpi,
+                                 "rechunk across the ranks of an mpirun job (the default when started by mpirun with "
+                                 "more than one rank); --max-mem is per rank, --workers defaults to cores / ranks"));
+  dry->excludes(rechunk.add_option("--report", o->report,
+                                   "write an HTML report of the run (task stream, memory, spills; also when it "
+                                   "fails); not with --mpi")
+                    ->type_name("REPORT.html"));
+  // Options of --dry-run only.
+  rechunk.add_option("--ranks", o->ranks, "--dry-run: the number of ranks (default 1)")
+      ->check(CLI::Range(1L, long{1} << 24))
+      ->needs(dry);
+  rechunk.add_option("--shape", o->shape, "--dry-run: the array's shape, instead of SRC")
+      ->type_name("S0,S1,...")
+      ->needs(dry);
+  rechunk.add_option("--dtype", o->dtype, "--dry-run with --shape: its dtype (default float64)")->needs(dry);
+  rechunk.add_option("--src-chunks", o->src_chunks, "--dry-run with --shape: its chunks")
+      ->check(chunks_check())
+      ->needs(dry);
+}
+
 }  // namespace
 
 const CommandGroup& rechunk_group() {
-  static const CommandGroup group{"rechunk", "rechunk a .npy or zarr array into a zarr store, out of core", kUsage,
-                                  &run};
+  static const CommandGroup group{"rechunk", "rechunk a .npy or zarr array into a zarr store, out of core", define};
   return group;
 }
 

@@ -180,20 +180,21 @@ TEST_CASE("bad usage prints the usage and exits with 2") {
     const char* says;
   };
   const Case cases[] = {
-      {"graph", "missing COMMAND"},
-      {"graph frobnicate x.json", "unknown command 'frobnicate'"},
-      {"graph inspect", "missing FILE.json"},
-      {"graph inspect a.json b.json", "unexpected argument 'b.json'"},
-      {"graph inspect --bogus a.json", "unexpected argument '--bogus'"},
-      {"graph run a.json --workers", "--workers needs a value"},
-      {"graph run a.json --workers many", "--workers expects an integer from 0 to 1024, got 'many'"},
+      {"graph", "expected a command (inspect, dot, run)"},
+      {"graph frobnicate x.json", "not expected: x.json frobnicate"},
+      {"graph inspect", "FILE.json is required"},
+      {"graph inspect a.json b.json", "not expected: b.json"},
+      {"graph inspect --bogus a.json", "not expected: --bogus"},
+      {"graph run a.json --workers", "--workers: 1 required"},
+      {"graph run a.json --workers many", "--workers: Value many not in range 0 to 1024"},
+      {"graph run a.json --memory-limit 12Q", "--memory-limit: unknown unit \"q\" in byte size \"12Q\""},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
     auto r = run_tessera(c.args);
     CHECK(r.status == 2);
     CHECK(contains(r.err, c.says));
-    CHECK(contains(r.err, "usage:"));
+    CHECK(contains(r.err, "Usage: tessera graph"));
   }
 }
 
