@@ -115,30 +115,25 @@ TEST_CASE("tessera rechunk: an existing DST is refused unless --overwrite") {
 TEST_CASE("tessera rechunk: bad usage says what was expected") {
   TempDir dir;
   npy::save((dir.path / "a.npy").string(), iota({10, 10}, DType::float64()));
-  Run r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,x");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--chunks: expected a block size, -1, auto or keep per axis, found 'x'") != std::string::npos);
-  r = tool(dir.path, "rechunk a.npy b.zarr");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--chunks is required") != std::string::npos);
-  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --method fast");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--method: fast not in {auto,tasks,shuffle}") != std::string::npos);
-  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5,5");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--chunks: expected one entry per axis of SRC (2), found 3") != std::string::npos);
-  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --max-mem 1MiB --memory-limit 2MiB");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--max-mem excludes --memory-limit") != std::string::npos);
-  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --max-mem 0");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--max-mem: expected a positive byte size, found \"0\"") != std::string::npos);
-  r = tool(dir.path, "rechunk a.npy b.zarr --chunks 5,5 --ranks 4");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("--ranks requires --dry-run") != std::string::npos);
-  r = tool(dir.path, "rechunk missing.npy b.zarr --chunks 5,5");
-  CHECK(r.status == 2);
-  CHECK(r.err.find("missing.npy") != std::string::npos);
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"a.npy b.zarr --chunks 5,x", "--chunks: expected a block size, -1, auto or keep per axis, found 'x'"},
+           Case{"a.npy b.zarr", "--chunks is required"},
+           Case{"a.npy b.zarr --chunks 5,5 --method fast", "--method: fast not in {auto,tasks,shuffle}"},
+           Case{"a.npy b.zarr --chunks 5,5,5", "--chunks: expected one entry per axis of SRC (2), found 3"},
+           Case{"a.npy b.zarr --chunks 5,5 --max-mem 1MiB --memory-limit 2MiB", "--max-mem excludes --memory-limit"},
+           Case{"a.npy b.zarr --chunks 5,5 --max-mem 0", "--max-mem: expected a positive byte size, found \"0\""},
+           Case{"a.npy b.zarr --chunks 5,5 --ranks 4", "--ranks requires --dry-run"},
+           Case{"missing.npy b.zarr --chunks 5,5", "missing.npy"},
+       }) {
+    CAPTURE(c.args);
+    const Run r = tool(dir.path, std::string("rechunk ") + c.args);
+    CHECK(r.status == 2);
+    CHECK_MESSAGE(r.err.find(c.says) != std::string::npos, r.err);
+  }
   CHECK(!fs::exists(dir.path / "b.zarr"));
 }
 
