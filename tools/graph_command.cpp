@@ -169,20 +169,13 @@ int dot(const DotOptions& o) {
   return 0;
 }
 
-//! The command line a report shows: the options that change the run.
-std::vector<std::string> run_command_line(const std::string& path, int workers, const std::optional<std::string>& limit) {
-  std::vector<std::string> words = {"tessera", "graph", "run", path};
-  if (workers > 0) words.insert(words.end(), {"--workers", std::to_string(workers)});
-  if (limit) words.insert(words.end(), {"--memory-limit", *limit});
-  return words;
-}
-
 //! The options of `graph run`.
 struct RunOptions {
   std::string path;
   int workers = 0;
   std::optional<std::string> profile, limit, report;
   bool progress = false;
+  std::vector<std::string> command_line;  // as the report shows it
 };
 
 int run(const RunOptions& o) {
@@ -211,7 +204,7 @@ int run(const RunOptions& o) {
   if (profile) opts.callbacks.push_back(profiler.callbacks());
   diagnostics::Report report({.title = f.name + " (tessera graph run)"});
   if (report_path) {
-    report.set_command_line(run_command_line(path, o.workers, limit));
+    report.set_command_line(o.command_line);
     opts.callbacks.push_back(report.callbacks());
   }
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
@@ -281,9 +274,12 @@ void define(CLI::App& graph, Action& action) {
       ->type_name("order|memory");
 
   auto r = std::make_shared<RunOptions>();
-  CLI::App& run_command = add_command(graph, action, "run",
-                                      "runs the file's synthetic tasks with get; prints the wall time and the memory held",
-                                      [r] { return run(*r); });
+  CLI::App& run_command = *graph.add_subcommand(
+      "run", "runs the file's synthetic tasks with get; prints the wall time and the memory held");
+  set_action(run_command, action, [r, &run_command] {
+    r->command_line = command_line(run_command);
+    return run(*r);
+  });
   file(run_command, r->path);
   run_command.add_option("--workers", r->workers, "threads (0: the hardware's)")->check(CLI::Range(0, 1024));
   run_command.add_option("--profile", r->profile, "write a Chrome trace of the run (open in ui.perfetto.dev)")

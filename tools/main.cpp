@@ -31,13 +31,11 @@ const CLI::App& chosen(const CLI::App& app) {
 
 // Bad usage: the message, the chosen command's usage line and where its help is; exit status 2.
 int usage_error(const CLI::App& app, const std::string& message) {
-  std::string name = app.get_name();
-  for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
-    at = at->get_subcommands().front();
-    name += " " + at->get_name();
-  }
+  const CLI::App& command = chosen(app);
+  std::string name = command.get_name();
+  for (const CLI::App* at = command.get_parent(); at != nullptr; at = at->get_parent()) name = at->get_name() + " " + name;
   std::fprintf(stderr, "%s: %s\n%sRun '%s --help' for more.\n", name.c_str(), message.c_str(),
-               CLI::Formatter().make_usage(&chosen(app), name).c_str(), name.c_str());
+               CLI::Formatter().make_usage(&command, name).c_str(), name.c_str());
   return 2;
 }
 

@@ -120,7 +120,8 @@ TEST_CASE("run --report writes the HTML report; a failed run writes it too, with
   std::string html = read_text(page);
   CHECK(contains(html, "\"title\":\"diamond (tessera graph run)\""));
   CHECK(contains(html, "\"errors\":[]"));
-  CHECK(contains(html, "\"command\":\"tessera graph run "));
+  // The command line as given, every option in its place.
+  CHECK(contains(html, "\"command\":\"tessera graph run --workers 2 --report " + page + " "));
   std::remove(page.c_str());
   auto failed = run_tessera("graph run --memory-limit 500 --report " + page + " " + data("diamond.json"));
   CHECK(failed.status == 1);
