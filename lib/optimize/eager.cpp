@@ -345,7 +345,7 @@ class TrialCache {
 
 }  // namespace
 
-uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> priorities) {
+uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> priorities, uint32_t give_up_at) {
   Simulation run(eg, priorities);
   std::vector<uint32_t> roots = run.initial_ready();
   int64_t held = 0, worst = 0;
@@ -353,8 +353,9 @@ uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> prioriti
   // running them one cascade at a time, best first, is the LIFO run.
   for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
     // Track the peak inside the cascade, relative to what was held before.
-    Simulation::Effect e = run.cascade(*it, false, [](uint32_t) {});
+    Simulation::Effect e = run.cascade(*it, false, [](uint32_t) {}, UINT64_MAX, int64_t{give_up_at} - held);
     worst = std::max(worst, held + e.peak);
+    if (worst >= give_up_at) return give_up_at;
     held += e.net;
   }
   return static_cast<uint32_t>(worst);

@@ -27,8 +27,11 @@ struct EagerGraph {
 };
 
 //! Largest number of counted results held after a task, running the graph
-//! with `priorities` (one per compiled id, lower first).
-uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> priorities);
+//! with `priorities` (one per compiled id, lower first). Once the run holds
+//! `give_up_at` results it stops and returns `give_up_at`: a caller that keeps
+//! an order only when it holds fewer than its best need not finish the run.
+uint32_t eager_max_held(const EagerGraph& eg, std::span<const uint32_t> priorities,
+                        uint32_t give_up_at = UINT32_MAX);
 
 //! When every task feeds at most one task and no result is kept, the least any
 //! order can hold (the Sethi-Ullman count: a task's inputs run largest need

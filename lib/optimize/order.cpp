@@ -389,50 +389,63 @@ std::vector<uint32_t> Orderer::run() {
   return std::move(prio_);
 }
 
-// Priorities from a depth-first walk from the sinks, in key order: each sink
-// after everything it needs that is not placed yet, a task's dependencies
-// walked in key order (`reverse`: the last key first), each task placed once
-// its dependencies are. Iterative: a frame per task on the walk's path, its
-// dependencies still to walk on one shared stack.
-std::vector<uint32_t> depth_first(const Graph& g, const CompiledGraph& c, bool reverse) {
-  const uint32_t n = c.size();
-  std::vector<uint32_t> prio(n, kUnset), sinks;
-  std::vector<uint8_t> seen(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (c.dependents(i).empty()) sinks.push_back(i);
+// Each task's dependencies sorted by key, once for both depth-first walks
+// (only siblings are compared: no sort of every key). Most tasks read one to
+// three others: an insertion sort.
+Csr dependencies_by_key(const Graph& g, const CompiledGraph& c) {
+  Csr sorted;
+  sorted.offsets = c.dependencies().offsets;
+  sorted.ids = c.dependencies().ids;
+  for (uint32_t v = 0; v < c.size(); ++v) {
+    uint32_t* row = sorted.ids.data() + sorted.offsets[v];
+    const uint32_t len = sorted.offsets[v + 1] - sorted.offsets[v];
+    for (uint32_t i = 1; i < len; ++i) {
+      const uint32_t d = row[i];
+      uint32_t j = i;
+      for (; j > 0 && g.key(d) < g.key(row[j - 1]); --j) row[j] = row[j - 1];
+      row[j] = d;
+    }
   }
-  // Only siblings are compared: no sort of every key.
-  auto by_key = [&](uint32_t a, uint32_t b) { return g.key(a) < g.key(b); };
-  std::sort(sinks.begin(), sinks.end(), by_key);
+  return sorted;
+}
+
+// Priorities from a depth-first walk from the sinks, in key order: each sink
+// (`sinks`, by key) after everything it needs that is not placed yet, a
+// task's dependencies walked in key order (`by_key`; `reverse`: the last key
+// first), each task placed once its dependencies are. Iterative: the path's
+// tasks, each with the next of its dependencies to walk.
+std::vector<uint32_t> depth_first(const Csr& by_key, std::span<const uint32_t> sinks, bool reverse) {
+  const uint32_t n = by_key.rows();
+  std::vector<uint32_t> prio(n, kUnset);
   struct Frame {
     uint32_t node;
-    size_t begin;  // its dependencies on `todo`, from here to the end, walked from the back
+    uint32_t next;  // dependencies walked so far
   };
   std::vector<Frame> path;
-  std::vector<uint32_t> todo;
-  uint32_t next = 0;
-  auto enter = [&](uint32_t v) {
-    seen[v] = 1;
-    const size_t begin = todo.size();
-    for (uint32_t d : c.dependencies(v)) todo.push_back(d);
-    // Walked from the back: the first to walk goes last.
-    std::sort(todo.begin() + static_cast<std::ptrdiff_t>(begin), todo.end(),
-              [&](uint32_t a, uint32_t b) { return reverse ? by_key(a, b) : by_key(b, a); });
-    path.push_back({v, begin});
-  };
+  uint32_t placed = 0;
   for (uint32_t s : sinks) {
-    enter(s);
+    if (prio[s] != kUnset) continue;
+    prio[s] = kUnset - 1;  // on the path
+    path.push_back({s, 0});
     while (!path.empty()) {
-      const Frame& top = path.back();
-      while (todo.size() > top.begin && seen[todo.back()]) todo.pop_back();
-      if (todo.size() == top.begin) {
-        prio[top.node] = next++;
+      Frame& top = path.back();
+      const std::span<const uint32_t> deps = by_key[top.node];
+      uint32_t d = kUnset;
+      while (top.next < deps.size()) {
+        const uint32_t k = top.next++;
+        const uint32_t candidate = deps[reverse ? deps.size() - 1 - k : k];
+        if (prio[candidate] == kUnset) {
+          d = candidate;
+          break;
+        }
+      }
+      if (d == kUnset) {
+        prio[top.node] = placed++;
         path.pop_back();
         continue;
       }
-      const uint32_t d = todo.back();
-      todo.pop_back();
-      enter(d);
+      prio[d] = kUnset - 1;
+      path.push_back({d, 0});
     }
   }
   return prio;
@@ -519,13 +532,20 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // walks, each with its simulations: linear but for sorting each task's
   // dependencies by key.
   if (best_held > lower_bound) {
-    uint32_t best_pressure = order_pressure(c, best);
+    const Csr by_key = dependencies_by_key(g, c);
+    std::vector<uint32_t> sinks;
+    for (uint32_t i = 0; i < c.size(); ++i) {
+      if (c.dependents(i).empty()) sinks.push_back(i);
+    }
+    std::sort(sinks.begin(), sinks.end(), [&](uint32_t a, uint32_t b) { return g.key(a) < g.key(b); });
+    std::optional<uint32_t> best_pressure;  // the metric of `best`, once a walk needs it
     for (const bool reverse : {false, true}) {
-      std::vector<uint32_t> dfs = depth_first(g, c, reverse);
-      const uint32_t held = detail::eager_max_held(eg, dfs);
+      std::vector<uint32_t> dfs = depth_first(by_key, sinks, reverse);
+      const uint32_t held = detail::eager_max_held(eg, dfs, best_held);
       if (held >= best_held) continue;
+      if (!best_pressure) best_pressure = order_pressure(c, best);
       const uint32_t pressure = order_pressure(c, dfs);
-      if (pressure >= best_pressure) continue;
+      if (pressure >= *best_pressure) continue;
       best_held = held;
       best_pressure = pressure;
       best = std::move(dfs);
