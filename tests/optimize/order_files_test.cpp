@@ -11,6 +11,7 @@
 
 #include <oneapi/tbb/task_arena.h>
 
+#include "optimize/eager.hpp"
 #include "optimize/in_parallel.hpp"
 #include "tessera/graph_file/graph_file.hpp"
 #include "tessera/optimize/graph_ops.hpp"
@@ -187,4 +188,26 @@ TEST_CASE("order() gives the same priorities on one thread and on two") {
     ++large;
   }
   CHECK(large >= 20);
+}
+
+// order() drops a candidate once the model's run of it holds as many results
+// as the best order so far: the run that gives up says so with the count it
+// gave up at, and one that never reaches it gives the whole run's figure.
+TEST_CASE("the model's run stops at the count its caller gives up at, and only there") {
+  for (const std::string& name : all_graphs()) {
+    CAPTURE(name);
+    const GraphFile f = load_graph_file(graph_path(name));
+    const detail::EagerGraph eg(f.graph, f.compiled, {});
+    std::vector<uint32_t> prio = order(f.graph, f.compiled);
+    for (int reversed = 0; reversed < 2; ++reversed) {
+      CAPTURE(reversed);
+      const uint32_t full = detail::eager_max_held(eg, prio);
+      REQUIRE(full > 1);
+      for (const uint32_t give_up_at : {1u, full - 1, full, full + 1, UINT32_MAX}) {
+        CAPTURE(give_up_at);
+        CHECK(detail::eager_max_held(eg, prio, give_up_at) == std::min(full, give_up_at));
+      }
+      for (uint32_t& p : prio) p = static_cast<uint32_t>(prio.size()) - 1 - p;
+    }
+  }
 }
