@@ -530,8 +530,12 @@ std::vector<uint32_t> order(const Graph& g, const CompiledGraph& c) {
   // metric (order_pressure) say it holds fewer: on the small shapes of dask's
   // order tests they disagree, and the order those tests pin down stays. Two
   // walks, each with its simulations: linear but for sorting each task's
-  // dependencies by key.
-  if (best_held > lower_bound) {
+  // dependencies by key. Like the look-ahead, they run on graphs of up to
+  // some tens of thousands of tasks: on bench/overhead's 90,000-task stencil,
+  // where neither walk wins, they cost a seventh more instructions in Plan
+  // (cull + order), with the walk and the key comparisons the larger part.
+  constexpr size_t kDepthFirstTasks = 50'000;
+  if (best_held > lower_bound && c.size() <= kDepthFirstTasks) {
     const Csr by_key = dependencies_by_key(g, c);
     std::vector<uint32_t> sinks;
     for (uint32_t i = 0; i < c.size(); ++i) {
