@@ -202,8 +202,9 @@ TEST_CASE("inbox: one worker waits for a pending key without deadlock, asleep, t
     const double cpu = process_cpu_seconds() - cpu0;
     CHECK(y == 2);
     CHECK(wall >= 0.3);
-    // Workers that spun while waiting would burn about `workers` x 0.3 s.
-    CHECK(cpu < 0.2 * wall);
+    // Asleep, the run takes a few ms of CPU; a worker that spun while waiting
+    // would take its share of a core for the whole wait.
+    CHECK(cpu < 0.1 * wall);
   }
 }
 
