@@ -101,8 +101,14 @@ Result get_sync(const Plan& plan, const GetOptions& options) {
 
 // A Plan prepares independent parts at once on the arena it is built in: the
 // run's own, so that preparing uses no more threads than running.
+// The keys an inbox delivers, for the Plan.
+std::span<const Key> inbox_keys(const GetOptions& options) {
+  if (options.inbox == nullptr) return {};
+  return options.inbox->keys();
+}
+
 Result get_sync(const Graph& g, const Keys& keys, const GetOptions& options) {
-  return get_sync(arena_for(1).execute([&] { return Plan(g, keys, options.cache); }), options);
+  return get_sync(arena_for(1).execute([&] { return Plan(g, keys, options.cache, inbox_keys(options)); }), options);
 }
 
 Result get(const Plan& plan, const GetOptions& options) {
@@ -127,7 +133,7 @@ Result get(const Plan& plan, const GetOptions& options) {
 
 Result get(const Graph& g, const Keys& keys, const GetOptions& options) {
   const int n = resolve_workers(options.num_workers);
-  return get(arena_for(n).execute([&] { return Plan(g, keys, options.cache); }), options);
+  return get(arena_for(n).execute([&] { return Plan(g, keys, options.cache, inbox_keys(options)); }), options);
 }
 
 }  // namespace tessera

@@ -63,6 +63,7 @@ Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
   stack_ = plan.initial_ready();
   if (limit_ > 0) prepare_budget();
   may_narrow_ = num_workers > 1 && !task_hooks_;
+  if (options.inbox != nullptr || !plan.inbox_keys().empty()) attach_inbox();
 }
 
 bool Run::start() {
@@ -125,6 +126,7 @@ Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
       stop_locked({Failure::Kind::cancelled, 0, nullptr});
       return Step::over;
     }
+    if (inbox_ != nullptr && !poll_inbox_locked(w)) return Step::over;
     if (budget_.load(std::memory_order_relaxed)) {
       Step step;
       if (pop_budget_locked(w, next, step)) return step;
@@ -145,9 +147,19 @@ Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
 }
 
 // With lk held and nothing to pop: false when the run is over (finished, or the
-// rest waits on a cycle); else sleeps until something changed.
+// rest waits on a cycle); else sleeps until something changed. With nothing
+// running and inbox keys pending, only a delivery, a failure or a cancellation
+// can change anything: this worker watches the inbox, waking every 10 ms to
+// notice a cancellation (the token cannot wake anyone).
 bool Run::idle_locked(Lock& lk) {
   if (running_ == 0 && io_busy_ == 0) {
+    if (inbox_pending_ > 0) {
+      const size_t seen = inbox_taken_;
+      lk.unlock();
+      inbox_->wait(seen, std::chrono::milliseconds(10));
+      lk.lock();
+      return true;
+    }
     if (num_finished() == plan_.num_tasks()) {
       done_ = true;
       wake_locked(true);
@@ -162,12 +174,14 @@ bool Run::idle_locked(Lock& lk) {
 }
 
 // With lk held: releases it until another worker wakes the sleepers
-// (wake_locked), then takes it again.
+// (wake_locked) or a delivery bumps the epoch, then takes it again. The epoch
+// is read before the inbox is looked at (InboxState::wake_locked says why).
 void Run::sleep_locked(Lock& lk) {
-  const uint32_t epoch = epoch_.load(std::memory_order_relaxed);
+  const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
+  const size_t taken = inbox_taken_;
   ++sleepers_;
   lk.unlock();
-  wait_for_change(epoch);
+  if (inbox_ == nullptr || !inbox_news(taken)) wait_for_change(epoch);
   lk.lock();
   --sleepers_;
 }
@@ -346,6 +360,12 @@ void Run::account(size_t bytes, size_t released_count, size_t released_bytes) {
 // stack, or under the budget into its tiers) and pops the next.
 Run::Step Run::push_and_pop_locked(Lock& lk, Worker& w, uint32_t& next) {
   --running_;
+  push_locked(w);
+  return pop_locked(lk, w, next);
+}
+
+// With lock_ held: what the completion made ready, onto the stack or into the tiers.
+inline void Run::push_locked(Worker& w) {
   if (!stopping_.load(std::memory_order_relaxed)) {
     if (budget_.load(std::memory_order_relaxed)) {
       push_budget_locked(w);
@@ -356,7 +376,26 @@ Run::Step Run::push_and_pop_locked(Lock& lk, Worker& w, uint32_t& next) {
     }
   }
   w.ready.clear();
-  return pop_locked(lk, w, next);
+}
+
+// With lock_ held: each value delivered since the last look completes its
+// task as a run task does, without running it (no hooks): stored, settled,
+// its readers pushed. Values of keys the request does not need are dropped.
+void Run::take_deliveries_locked(Worker& w) {
+  inbox_taken_ = inbox_->take(inbox_taken_, arrivals_);
+  for (auto& [i, value] : arrivals_) {
+    const uint32_t task = inbox_task_[i];
+    if (task == kNoTask || stopping_.load(std::memory_order_relaxed)) continue;
+    waiting_[task].store(0, std::memory_order_relaxed);
+    --inbox_pending_;
+    const Settle s = finish_task(w, task, std::move(value));
+    settle_locked(w, s);
+    collect_ready(w, task);
+    push_locked(w);
+  }
+  arrivals_.clear();
+  // Each push woke others only for a second ready task; this worker pops one.
+  if (stack_.size() > 1) wake_locked(false);
 }
 
 void Run::fail(Failure::Kind kind, uint32_t task, std::exception_ptr error) {

@@ -23,6 +23,7 @@
 #include "tessera/scheduler/keys.hpp"
 #include "tessera/scheduler/options.hpp"
 #include "tessera/scheduler/plan.hpp"
+#include "inbox_state.hpp"
 #include "spill_store.hpp"
 
 namespace tessera::detail {
@@ -142,10 +143,18 @@ class Run final : public RunState {
   void settle_locked(Worker& w, const Settle& s);
   void collect_ready(Worker& w, uint32_t task);
   Step push_and_pop_locked(Lock& lk, Worker& w, uint32_t& next);
+  void push_locked(Worker& w);
   Step pop_locked(Lock& lk, Worker& w, uint32_t& next);
   bool idle_locked(Lock& lk);
   void sleep_locked(Lock& lk);
   void wait_for_change(uint32_t epoch) const;
+
+  // The inbox (run_inbox.cpp; take_deliveries_locked, a completion, in
+  // run.cpp): a delivery completes its task in the loop.
+  void attach_inbox();
+  bool inbox_news(size_t taken) const;
+  bool poll_inbox_locked(Worker& w);
+  void take_deliveries_locked(Worker& w);
   bool run_task(uint32_t task, Value& result);
   void release_inputs(uint32_t task, size_t& count, size_t& bytes);
   void account(size_t bytes, size_t released_count, size_t released_bytes);
@@ -201,6 +210,27 @@ class Run final : public RunState {
   bool done_ = false;
   Failure failure_;
   alignas(64) std::atomic<uint32_t> epoch_{0};  // bumped to wake sleepers (std::atomic::wait)
+
+  // With GetOptions::inbox (else inbox_ is null): per inbox key, its task or
+  // kNoTask when the request does not need it; deliveries taken so far and the
+  // inbox tasks not delivered yet (guarded by lock_).
+  static constexpr uint32_t kNoTask = UINT32_MAX;
+  InboxState* inbox_ = nullptr;
+  std::vector<uint32_t> inbox_task_;
+  size_t inbox_taken_ = 0;
+  uint32_t inbox_pending_ = 0;
+  std::vector<std::pair<uint32_t, Value>> arrivals_;
+  // Detaches the inbox before epoch_ goes, however the run ends (the
+  // constructor may throw after attaching).
+  struct InboxLink {
+    InboxState* state = nullptr;
+    InboxLink() = default;
+    InboxLink(const InboxLink&) = delete;
+    InboxLink& operator=(const InboxLink&) = delete;
+    ~InboxLink() {
+      if (state != nullptr) state->detach();
+    }
+  } inbox_link_;
 
   // Narrowing: without task hooks, with two workers or more, until a memory
   // limit's budget takes over.

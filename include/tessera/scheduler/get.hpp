@@ -13,7 +13,9 @@
 //   - a cancelled GetOptions::cancel -> Cancelled;
 //   - tasks that wait on each other -> CycleError;
 //   - an exception from a callback -> that exception;
-//   - a memory limit that cannot be kept -> MemoryLimitError (below).
+//   - a memory limit that cannot be kept -> MemoryLimitError (below);
+//   - Inbox::fail(error) on GetOptions::inbox -> that error (inbox.hpp: keys
+//     whose values another thread delivers while the run goes on).
 //
 // With GetOptions::memory_limit the run keeps the bytes its results hold within
 // the limit, plus what the running tasks just made (one result per worker):

@@ -27,6 +27,7 @@
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/value.hpp"
 #include "tessera/scheduler/callbacks.hpp"
+#include "tessera/scheduler/inbox.hpp"
 
 namespace tessera {
 
@@ -140,6 +141,9 @@ struct GetOptions {
   std::string scratch_dir{};
   //! Bytes the scratch folder may hold; a result that does not fit stays in memory.
   uint64_t disk_limit = UINT64_MAX;
+  //! Keys whose values arrive while the run goes on instead of being computed
+  //! (another thread delivers them; inbox.hpp says how). A fresh Inbox per run.
+  std::shared_ptr<Inbox> inbox = nullptr;
 };
 
 }  // namespace tessera

@@ -49,9 +49,12 @@ namespace tessera {
 class Plan {
  public:
   //! Prepares `keys` of `g`; `cache` entries (keys of `g`) replace their nodes.
-  //! Throws MissingKeyError for a requested key or a dependency that is not a
-  //! key of `g`, and CycleError for aliases that refer to each other.
-  Plan(const Graph& g, Keys keys, const Cache& cache = {});
+  //! `inbox` keys (of `g`, none in `cache`) become tasks without inputs that an
+  //! Inbox delivers (inbox.hpp): what only they read is culled. Throws
+  //! MissingKeyError for a requested key or a dependency that is not a key of
+  //! `g`, CycleError for aliases that refer to each other, and ValueError for an
+  //! inbox key that is not a key of `g` or is in `cache`.
+  Plan(const Graph& g, Keys keys, const Cache& cache = {}, std::span<const Key> inbox = {});
   //! The same, reusing `c` (compile(g)) and `priorities` (one per id of `c`,
   //! such as order(g, c)) instead of compiling and ordering again. The tasks the
   //! request needs keep their relative order from `priorities`; empty
@@ -59,7 +62,7 @@ class Plan {
   //! ValueError when `c` or non-empty `priorities` do not have one
   //! entry per node of `g`.
   Plan(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> priorities, Keys keys,
-       const Cache& cache = {});
+       const Cache& cache = {}, std::span<const Key> inbox = {});
 
   //! The graph the plan was made from.
   const Graph& graph() const { return *graph_; }
@@ -91,6 +94,11 @@ class Plan {
   uint32_t num_waiting(uint32_t id) const { return waiting_[id]; }
   //! The tasks ready at the start, best priority last (the top of the stack).
   const std::vector<uint32_t>& initial_ready() const { return initial_ready_; }
+  //! The inbox keys the Plan was made for, as given.
+  const std::vector<Key>& inbox_keys() const { return inbox_keys_; }
+  //! The tasks an Inbox delivers (the inbox keys the request needs): no
+  //! dependencies, never in initial_ready(), never run.
+  const std::vector<uint32_t>& inbox_tasks() const { return inbox_tasks_; }
 
  private:
   const Graph* graph_;
@@ -105,6 +113,8 @@ class Plan {
   std::vector<uint8_t> requested_mask_;
   std::vector<uint32_t> waiting_;
   std::vector<uint32_t> initial_ready_;
+  std::vector<Key> inbox_keys_;
+  std::vector<uint32_t> inbox_tasks_;
 
   friend class PlanBuilder;
 };

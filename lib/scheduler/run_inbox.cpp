@@ -1,0 +1,66 @@
+// A run with an Inbox (tessera/scheduler/inbox.hpp): values of some tasks come
+// from another thread while the run goes on. A delivery is one more way for a
+// task to complete: between tasks, a worker's pop first looks whether anything
+// arrived (one load), and takes what did as completions (take_deliveries_locked,
+// in run.cpp beside the other completion). An inbox task waits on one input, its
+// delivery: waiting_ holds 1 for it until then, so the switch to the budget and
+// the cycle search see it as waiting, not running.
+#include <absl/strings/str_cat.h>
+
+#include "run.hpp"
+#include "tessera/graph/error.hpp"
+
+namespace tessera::detail {
+
+// Checks that the Plan was made for exactly the inbox's keys and binds the run
+// to the inbox (which serves one run).
+void Run::attach_inbox() {
+  const std::vector<Key>& planned = plan_.inbox_keys();
+  if (options_.inbox == nullptr) {
+    throw ValueError(absl::StrCat("get: the Plan was made for an inbox of ", planned.size(), " keys (", planned[0].brief(),
+                                  ", ...), but GetOptions::inbox is not set"));
+  }
+  InboxState& inbox = inbox_state(*options_.inbox);
+  for (const Key& k : planned) {
+    if (inbox.index_of(k) < 0) {
+      throw ValueError(absl::StrCat("get: the Plan was made for inbox key ", k.brief(),
+                                    ", which GetOptions::inbox does not declare"));
+    }
+  }
+  if (planned.size() != inbox.keys().size()) {
+    throw ValueError(absl::StrCat("get: expected a Plan made for the inbox's ", inbox.keys().size(),
+                                  " keys (Plan's inbox argument), found one made for ", planned.size()));
+  }
+  for (const Key& k : inbox.keys()) {
+    if (options_.cache.contains(k)) {
+      throw ValueError(absl::StrCat("get: key ", k.brief(),
+                                    " is both in the cache and in the inbox; expected one source for it"));
+    }
+  }
+  inbox_task_.assign(inbox.keys().size(), kNoTask);
+  for (uint32_t task : plan_.inbox_tasks()) {
+    inbox_task_[static_cast<size_t>(inbox.index_of(plan_.key(task)))] = task;
+    waiting_[task].store(1, std::memory_order_relaxed);
+  }
+  inbox_pending_ = static_cast<uint32_t>(plan_.inbox_tasks().size());
+  inbox.attach(&epoch_);
+  inbox_ = &inbox;
+  inbox_link_.state = &inbox;
+}
+
+// Whether the inbox has deliveries beyond the first `taken`, or failed.
+bool Run::inbox_news(size_t taken) const { return inbox_->arrived() != taken || inbox_->failed(); }
+
+// With lock_ held, at every pop: a failed inbox stops the run (false); what
+// arrived completes its tasks.
+bool Run::poll_inbox_locked(Worker& w) {
+  if (!inbox_news(inbox_taken_)) return true;
+  if (inbox_->failed()) {
+    stop_locked({Failure::Kind::error, 0, inbox_->error()});
+    return false;
+  }
+  take_deliveries_locked(w);
+  return true;
+}
+
+}  // namespace tessera::detail
