@@ -1,7 +1,8 @@
 """dask.array workloads on a zarr store with dask's threaded scheduler, with tessera.get,
 with tessera.get under a memory limit of a third of dask's peak, and with tessera.array.
 
-The store is --n x --n float64 (uncompressed zarr v2) in blocks of --block rows; 2 threads:
+The store is n x n float64 (uncompressed zarr v2; --size bytes, default 2 GiB, so n = 16384;
+--size 64MiB for a quick run) in blocks of --block rows; 2 threads:
   standardize: ((x - x.mean(0)) / x.std(0)) stored to zarr
   sym-sum:     (x + x.T).sum()
   rechunk:     x.rechunk((-1, --block)) stored to zarr (rows to columns)
@@ -68,8 +69,8 @@ def child(side, workload, src, dst, block, memory_limit):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--n", type=int, default=6144, help="rows and columns of the store")
-    p.add_argument("--block", type=int, default=512, help="rows per source block, columns per rechunked block")
+    p.add_argument("--size", default="2GiB", help="bytes of the store (n x n float64), e.g. 2GiB or 64MiB")
+    p.add_argument("--block", type=int, default=256, help="rows per source block, columns per rechunked block")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--dir", default=None, help="folder for the stores (default: a temporary one)")
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
@@ -80,6 +81,9 @@ def main():
 
     import numpy as np
     import zarr
+    from dask.utils import parse_bytes
+
+    args.n = int((parse_bytes(args.size) / 8) ** 0.5)
 
     folder = tempfile.mkdtemp(prefix="tessera-bench-arrays-", dir=args.dir)
     try:

@@ -28,18 +28,24 @@ constexpr char kReserved = '\x1f';
 // evaluator recurse this deep at most.
 constexpr int kMaxNesting = 1000;
 
+struct Subgraph;
+
 // A task's expression, compiled: what dask's _execute_task does, without
 // looking at types again on every run.
 struct Expr {
-  enum class Kind : uint8_t { literal, dep, call, list };
+  // local: a value of the enclosing subgraph's frame; subgraph: a call of a
+  // dask SubgraphCallable, run here from its compiled inner graph.
+  enum class Kind : uint8_t { literal, dep, call, list, local, subgraph };
   Kind kind = Kind::literal;
-  uint32_t dep = 0;          // Kind::dep: position among the task's keys
+  uint32_t dep = 0;          // Kind::dep: position among the task's keys; Kind::local: frame slot
   PyObject* obj = nullptr;   // owned: the literal or the function
-  std::vector<Expr> args;    // Kind::call, Kind::list
+  std::vector<Expr> args;    // Kind::call, Kind::list, Kind::subgraph (the call's arguments)
+  std::shared_ptr<const Subgraph> sub;  // Kind::subgraph
 
   Expr() = default;
   Expr(Kind k, PyObject* borrowed) : kind(k), obj(borrowed) { Py_XINCREF(obj); }
-  Expr(Expr&& o) noexcept : kind(o.kind), dep(o.dep), obj(std::exchange(o.obj, nullptr)), args(std::move(o.args)) {}
+  Expr(Expr&& o) noexcept
+      : kind(o.kind), dep(o.dep), obj(std::exchange(o.obj, nullptr)), args(std::move(o.args)), sub(std::move(o.sub)) {}
   Expr& operator=(Expr&&) = delete;
   Expr(const Expr&) = delete;
   ~Expr() {
@@ -47,11 +53,42 @@ struct Expr {
   }
 };
 
-// Evaluates `e` with the task's key values `deps` (GIL held). A new reference,
-// or nullptr with the Python error set. Recursion as deep as the expression:
-// at most kMaxNesting levels (checked when compiled).
+// A SubgraphCallable's inner graph, compiled: what its __call__ (dask.core.get
+// over the inner graph, the arguments bound to its inkeys) does. Slots 0..n-1
+// of the frame are the n arguments; each step evaluates one inner key, in
+// dask.core.toposort's order, into its slot; the result is slot `out`.
+struct Subgraph {
+  uint32_t slots = 0;
+  uint32_t args = 0;
+  std::vector<std::pair<uint32_t, Expr>> steps;
+  uint32_t out = 0;
+};
+
+// A frame of owned references (null: not evaluated), released on the way out.
+class Frame {
+ public:
+  explicit Frame(size_t n) : slots_(n, nullptr) {}
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  ~Frame() {
+    for (PyObject* o : slots_) Py_XDECREF(o);
+  }
+  void set(size_t i, PyObject* owned) {
+    Py_XDECREF(slots_[i]);
+    slots_[i] = owned;
+  }
+  PyObject* const* data() const { return slots_.data(); }
+
+ private:
+  absl::InlinedVector<PyObject*, 8> slots_;
+};
+
+// Evaluates `e` with the task's key values `deps` and, inside a subgraph, its
+// frame `locals` (GIL held). A new reference, or nullptr with the Python error
+// set. Recursion as deep as the expression: at most kMaxNesting levels
+// (checked when compiled).
 template <class Deps>
-PyObject* evaluate(const Expr& e, const Deps& deps) {
+PyObject* evaluate(const Expr& e, const Deps& deps, PyObject* const* locals) {
   switch (e.kind) {
     case Expr::Kind::literal:
       Py_INCREF(e.obj);
@@ -61,11 +98,20 @@ PyObject* evaluate(const Expr& e, const Deps& deps) {
       Py_INCREF(o);
       return o;
     }
+    case Expr::Kind::local: {
+      PyObject* o = locals[e.dep];
+      if (o == nullptr) {
+        PyErr_SetString(PyExc_RuntimeError, "a SubgraphCallable's inner key was read before it was computed");
+        return nullptr;
+      }
+      Py_INCREF(o);
+      return o;
+    }
     case Expr::Kind::list: {
       PyObject* l = PyList_New(static_cast<Py_ssize_t>(e.args.size()));
       if (l == nullptr) return nullptr;
       for (size_t i = 0; i < e.args.size(); ++i) {
-        PyObject* x = evaluate(e.args[i], deps);
+        PyObject* x = evaluate(e.args[i], deps, locals);
         if (x == nullptr) {
           Py_DECREF(l);
           return nullptr;
@@ -74,13 +120,30 @@ PyObject* evaluate(const Expr& e, const Deps& deps) {
       }
       return l;
     }
+    case Expr::Kind::subgraph: {
+      const Subgraph& g = *e.sub;
+      Frame frame(g.slots);
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        PyObject* v = evaluate(e.args[i], deps, locals);
+        if (v == nullptr) return nullptr;
+        frame.set(i, v);
+      }
+      for (const auto& [slot, step] : g.steps) {
+        PyObject* v = evaluate(step, deps, frame.data());
+        if (v == nullptr) return nullptr;
+        frame.set(slot, v);
+      }
+      PyObject* r = frame.data()[g.out];
+      Py_INCREF(r);
+      return r;
+    }
     case Expr::Kind::call: {
       absl::InlinedVector<PyObject*, 8> a;
       a.reserve(e.args.size());
       PyObject* r = nullptr;
       bool ok = true;
       for (const Expr& x : e.args) {
-        PyObject* v = evaluate(x, deps);
+        PyObject* v = evaluate(x, deps, locals);
         if (v == nullptr) {
           ok = false;
           break;
@@ -116,7 +179,8 @@ struct PyTask {
   template <class Deps>
   Value operator()(const Deps& deps) const {
     py::gil_scoped_acquire gil;
-    PyObject* r = evaluate(*expr, deps);
+    release_deferred();
+    PyObject* r = evaluate(*expr, deps, nullptr);
     if (r == nullptr) throw py::error_already_set();
     return hold_result(r, *policy);
   }
@@ -155,30 +219,140 @@ std::string function_name(PyObject* f) {
   return out.empty() ? std::string(Py_TYPE(f)->tp_name) : out;
 }
 
+// The SubgraphCallables of one conversion, each compiled once (dask.array's
+// blockwise layers share one among all their blocks): null for one that is left
+// to its own __call__ (one whose call raises there, as dask's does).
+class Subgraphs {
+ public:
+  // The compiled inner graph of `f` when `f` is a SubgraphCallable called with
+  // `nargs` arguments that can be compiled; else null. `compile(o, slots)`
+  // compiles an inner value with `slots` (a dict: inner key -> frame slot).
+  template <class Compile>
+  std::shared_ptr<const Subgraph> find(PyObject* f, size_t nargs, Compile&& compile) {
+    if (!loaded_) load();
+    if (type_ == nullptr || Py_TYPE(f) != type_) return nullptr;
+    auto it = compiled_.find(f);
+    if (it == compiled_.end()) {
+      // Null while it compiles: one that calls itself inside runs its own __call__.
+      // (Building may add others: no iterator is held across it.)
+      compiled_.emplace(f, nullptr);
+      std::shared_ptr<const Subgraph> g = build(f, compile);
+      it = compiled_.find(f);
+      it->second = std::move(g);
+    }
+    if (it->second && it->second->args != nargs) return nullptr;
+    return it->second;
+  }
+
+ private:
+  void load() {
+    loaded_ = true;
+    // Only a program that imported dask.optimization can hold its SubgraphCallables.
+    py::object module = py::reinterpret_steal<py::object>(PyImport_GetModule(py::str("dask.optimization").ptr()));
+    if (!module || module.is_none()) {
+      PyErr_Clear();
+      return;
+    }
+    py::object t = py::getattr(module, "SubgraphCallable", py::none());
+    py::object core = py::module_::import("dask.core");
+    if (!PyType_Check(t.ptr())) return;
+    type_ = reinterpret_cast<PyTypeObject*>(t.ptr());
+    type_ref_ = t;
+    toposort_ = core.attr("toposort");
+  }
+
+  template <class Compile>
+  std::shared_ptr<const Subgraph> build(PyObject* f, Compile& compile) {
+    py::handle fn(f);
+    py::object inner = py::getattr(fn, "dsk", py::none());
+    py::object outkey = py::getattr(fn, "outkey", py::none());
+    py::object inkeys = py::getattr(fn, "inkeys", py::none());
+    if (!PyDict_Check(inner.ptr()) || !(PyTuple_Check(inkeys.ptr()) || PyList_Check(inkeys.ptr()))) return nullptr;
+    if (PyObject_Hash(outkey.ptr()) == -1) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    if (PyDict_Contains(inner.ptr(), outkey.ptr()) != 1) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    auto g = std::make_shared<Subgraph>();
+    py::dict slots;  // as dict(zip(inkeys, args)): a repeated inkey is its last argument
+    const py::sequence in = py::reinterpret_borrow<py::sequence>(inkeys);
+    for (size_t i = 0; i < in.size(); ++i) {
+      py::object k = in[i];
+      if (PyObject_Hash(k.ptr()) == -1) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      slots[k] = py::int_(i);
+    }
+    g->args = static_cast<uint32_t>(in.size());
+    py::list order;
+    try {
+      order = py::list(toposort_(inner));
+    } catch (py::error_already_set&) {
+      return nullptr;  // a cycle: its own __call__ raises dask's error
+    }
+    uint32_t next = g->args;
+    for (py::handle k : order) {
+      if (!slots.contains(k)) slots[k] = py::int_(next++);
+    }
+    g->slots = next;
+    g->steps.reserve(order.size());
+    for (py::handle k : order) {
+      g->steps.emplace_back(slots[k].cast<uint32_t>(), compile(PyDict_GetItem(inner.ptr(), k.ptr()), slots.ptr()));
+    }
+    g->out = slots[outkey].cast<uint32_t>();
+    return g;
+  }
+
+  bool loaded_ = false;
+  PyTypeObject* type_ = nullptr;
+  py::object type_ref_;
+  py::object toposort_;
+  absl::flat_hash_map<PyObject*, std::shared_ptr<const Subgraph>> compiled_;  // borrowed keys: dsk holds them
+};
+
 // Compiles one task's value: collects the keys it reads (each once) as it goes.
 class Compiler {
  public:
-  Compiler(PyObject* dsk, KeyMap& keys, const py::handle& owner) : dsk_(dsk), keys_(keys), owner_(owner) {}
+  Compiler(PyObject* dsk, KeyMap& keys, const py::handle& owner, Subgraphs& subgraphs)
+      : dsk_(dsk), keys_(keys), owner_(owner), subgraphs_(subgraphs) {}
 
-  Expr compile(PyObject* o, int depth) {
+  // `locals`: inside a SubgraphCallable, its keys -> frame slots (a dict); null outside.
+  Expr compile(PyObject* o, int depth, PyObject* locals = nullptr) {
     if (depth > kMaxNesting) {
       throw py::value_error(absl::StrCat("the task of key ", py::repr(owner_).cast<std::string>().substr(0, 120),
                                          " nests tasks and lists more than ", kMaxNesting,
                                          " levels deep; put inner levels in tasks of their own"));
     }
     if (is_task(o)) {
-      Expr e(Expr::Kind::call, PyTuple_GET_ITEM(o, 0));
+      PyObject* f = PyTuple_GET_ITEM(o, 0);
       const Py_ssize_t n = PyTuple_GET_SIZE(o);
+      auto sub = subgraphs_.find(f, static_cast<size_t>(n - 1),
+                                 [&](PyObject* v, PyObject* slots) { return compile(v, depth + 1, slots); });
+      Expr e(sub ? Expr::Kind::subgraph : Expr::Kind::call, sub ? nullptr : f);
+      e.sub = std::move(sub);
       e.args.reserve(static_cast<size_t>(n - 1));
-      for (Py_ssize_t i = 1; i < n; ++i) e.args.push_back(compile(PyTuple_GET_ITEM(o, i), depth + 1));
+      for (Py_ssize_t i = 1; i < n; ++i) e.args.push_back(compile(PyTuple_GET_ITEM(o, i), depth + 1, locals));
       return e;
     }
     if (PyList_Check(o)) {
       Expr e(Expr::Kind::list, nullptr);
       const Py_ssize_t n = PyList_GET_SIZE(o);
       e.args.reserve(static_cast<size_t>(n));
-      for (Py_ssize_t i = 0; i < n; ++i) e.args.push_back(compile(PyList_GET_ITEM(o, i), depth + 1));
+      for (Py_ssize_t i = 0; i < n; ++i) e.args.push_back(compile(PyList_GET_ITEM(o, i), depth + 1, locals));
       return e;
+    }
+    if (locals != nullptr) {
+      // As dask.core.get's _execute_task: a hashable value that is an inner key is its value.
+      if (is_key_of(o, locals)) {
+        Expr e(Expr::Kind::local, nullptr);
+        e.dep = static_cast<uint32_t>(PyLong_AsUnsignedLong(PyDict_GetItem(locals, o)));
+        return e;
+      }
+      return Expr(Expr::Kind::literal, o);
     }
     if (is_key_of(o, dsk_)) {
       Expr e(Expr::Kind::dep, nullptr);
@@ -219,6 +393,7 @@ class Compiler {
   PyObject* dsk_;
   KeyMap& keys_;
   const py::handle& owner_;
+  Subgraphs& subgraphs_;
   std::vector<Key> deps_;
   absl::flat_hash_map<Key, uint32_t> index_;
 };
@@ -303,11 +478,12 @@ Converted convert(const py::dict& dsk, KeyMap& keys, std::shared_ptr<const Resul
   // Most graphs call a few functions many times: name each once in a row.
   std::string name;
   PyObject* named = nullptr;
+  Subgraphs subgraphs;
   for (auto [k, v] : dsk) {
     Key key = keys(k);
     PyObject* o = v.ptr();
     if (is_task(o) || PyList_Check(o)) {
-      Compiler c(dsk.ptr(), keys, k);
+      Compiler c(dsk.ptr(), keys, k, subgraphs);
       auto expr = std::make_shared<const Expr>(c.compile(o, 0));
       PyObject* f = is_task(o) ? PyTuple_GET_ITEM(o, 0) : nullptr;
       if (f == nullptr) {

@@ -3,7 +3,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +21,38 @@ namespace {
 constexpr size_t kBufferAlignment = 4096;
 }  // namespace
 
+namespace {
+// References dropped by threads without the GIL, released by the next thread
+// that holds it (release_deferred): a worker that finishes a task would
+// otherwise take the GIL a second time, after the task's body, only to drop the
+// inputs it was the last reader of.
+struct Deferred {
+  std::mutex lock;
+  std::vector<PyObject*> objects;
+  std::atomic<size_t> size{0};
+};
+Deferred& deferred() {
+  static auto* d = new Deferred;  // never destroyed: threads may drop references during exit
+  return *d;
+}
+// Past this many the dropping thread takes the GIL itself, so that references
+// dropped outside a run (where no task body follows) are not held for long.
+constexpr size_t kDeferredLimit = 256;
+}  // namespace
+
+void release_deferred() noexcept {
+  Deferred& d = deferred();
+  if (d.size.load(std::memory_order_relaxed) == 0) return;
+  std::vector<PyObject*> objects;
+  {
+    std::lock_guard<std::mutex> g(d.lock);
+    objects.swap(d.objects);
+    d.size.store(0, std::memory_order_relaxed);
+  }
+  // Outside the lock: a __del__ may drop more references.
+  for (PyObject* o : objects) Py_DECREF(o);
+}
+
 void decref_anywhere(PyObject* o) noexcept {
   // At interpreter shutdown nothing may take the GIL; the object goes with the process.
   if (Py_IsInitialized() == 0) return;
@@ -26,8 +60,22 @@ void decref_anywhere(PyObject* o) noexcept {
     Py_DECREF(o);
     return;
   }
+  Deferred& d = deferred();
+  size_t n = 0;
+  try {
+    std::lock_guard<std::mutex> g(d.lock);
+    d.objects.push_back(o);
+    n = d.objects.size();
+    d.size.store(n, std::memory_order_relaxed);
+  } catch (...) {  // no memory to defer it: drop it now
+    const PyGILState_STATE s = PyGILState_Ensure();
+    Py_DECREF(o);
+    PyGILState_Release(s);
+    return;
+  }
+  if (n < kDeferredLimit) return;
   const PyGILState_STATE s = PyGILState_Ensure();
-  Py_DECREF(o);
+  release_deferred();
   PyGILState_Release(s);
 }
 

@@ -2,8 +2,8 @@
 //
 // The scheduler moves Values between worker threads that do not hold the GIL and
 // drops a result the moment its last reader ran. A PyHeld owns one reference to a
-// Python object; whichever thread drops the last Value of it takes the GIL to
-// release that reference (a thread that holds it already just decrements).
+// Python object; whichever thread drops the last Value of it releases that
+// reference (decref_anywhere: at once with the GIL, else with the next holder of it).
 //
 // Two kinds: PyHeld<false> stays in memory; PyHeld<true> has a Spillable form
 // (pickle protocol 5, buffers out of band, each at a page boundary of the scratch
@@ -21,8 +21,13 @@
 
 namespace tessera::python {
 
-//! Drops one reference to `o`, taking the GIL when this thread does not hold it.
+//! Drops one reference to `o`: at once when this thread holds the GIL, else
+//! later, by the next release_deferred (a task body, the end of a run), or by
+//! this thread taking the GIL once a few hundred are waiting.
 void decref_anywhere(PyObject* o) noexcept;
+
+//! Drops the references that decref_anywhere deferred (GIL held).
+void release_deferred() noexcept;
 
 //! One owned reference to a Python object and its accounted size in bytes.
 template <bool Spill>

@@ -173,3 +173,83 @@ def test_rerun_exceptions_locally_raises_the_original():
     with pytest.raises(KeyError, match="flaky"):
         tessera.get({"a": 1, "b": (flaky, "a")}, "b", rerun_exceptions_locally=True)
     assert runs == [1, 1]  # the run, then the rerun
+
+
+def _subgraph(dsk, outkey, inkeys):
+    from dask.optimization import SubgraphCallable
+
+    return SubgraphCallable(dsk, outkey, tuple(inkeys), name="sg")
+
+
+def test_subgraph_callable_runs_compiled_not_through_its_call(monkeypatch):
+    # dask.array's blockwise tasks call a SubgraphCallable (dask.core.get over a small
+    # graph per call); tessera compiles its inner graph into the task instead.
+    from dask.local import get_sync
+    from dask.optimization import SubgraphCallable
+
+    inner = _subgraph({"y": (operator.add, "x", 10), "z": (operator.mul, "y", "k"), "out": (tuple, ["z", "y", "x"])},
+                      "out", ["x", "k"])
+    dsk = {"a": 1, "b": (inner, "a", 3), "c": (inner, (operator.add, "a", 1), 2)}
+    expected = get_sync(dsk, ["b", "c"])
+    assert expected == ((33, 11, 1), (24, 12, 2))
+
+    def refuse(self, *args):
+        raise AssertionError("SubgraphCallable.__call__ was called")
+
+    monkeypatch.setattr(SubgraphCallable, "__call__", refuse)
+    assert tessera.get(dsk, ["b", "c"], num_workers=2) == expected
+
+
+def test_subgraph_callable_keeps_dask_core_get_semantics():
+    from dask.local import get_sync
+
+    calls = []
+
+    def record(x):
+        calls.append(x)
+        return x
+
+    # A repeated inkey binds its last argument (dict(zip(...))); an inner key that is
+    # also an inkey is recomputed; every inner key runs, needed or not; literals that
+    # are not inner keys pass as they are; a SubgraphCallable nests in another.
+    nested = _subgraph({"n": (operator.add, "p", 100)}, "n", ["p"])
+    inner = _subgraph({"x": (operator.neg, "x2"), "unused": (record, "x"), "out": [(nested, "x"), "x", "lit", "x2"]},
+                      "out", ["x2", "x", "x2"])
+    dsk = {"a": 5, "b": (inner, "a", 7, 9)}
+    expected = get_sync(dsk, "b")
+    assert expected == [91, -9, "lit", 9] and calls == [-9]
+    calls.clear()
+    assert tessera.get(dsk, "b") == expected
+    assert calls == [-9]
+
+
+def test_subgraph_callable_errors_are_dasks():
+    inner = _subgraph({"y": (fail, "x")}, "y", ["x"])
+    with pytest.raises(ZeroDivisionError, match="no division of 4"):
+        tessera.get({"a": 4, "b": (inner, "a")}, "b")
+    # The wrong number of arguments and a cycle inside raise what the callable itself raises.
+    two = _subgraph({"y": (operator.add, "x", "w")}, "y", ["x", "w"])
+    with pytest.raises(ValueError, match="Expected 2 args, got 1"):
+        tessera.get({"a": 4, "b": (two, "a")}, "b")
+    cyclic = _subgraph({"y": (operator.neg, "z"), "z": (operator.neg, "y")}, "y", ["x"])
+    with pytest.raises(RuntimeError, match="Cycle detected"):
+        tessera.get({"a": 4, "b": (cyclic, "a")}, "b")
+
+
+def test_inputs_dropped_during_the_run_are_freed_when_it_returns():
+    import weakref
+
+    class Box:
+        pass
+
+    made = []
+
+    def make(i):
+        b = Box()
+        made.append(weakref.ref(b))
+        return b
+
+    dsk = {("m", i): (make, i) for i in range(50)}
+    dsk["n"] = (len, [("m", i) for i in range(50)])
+    assert tessera.get(dsk, "n", num_workers=2) == 50
+    assert len(made) == 50 and all(r() is None for r in made)
