@@ -7,7 +7,12 @@ dask's own preparation (collections_to_dsk, no optimization, so that nothing is
 fused away) is done once and is the same for every scheduler; each row times the
 scheduler's whole call on that graph — tessera's conversion of the graph
 included — best of --repeat, with dask.threaded.get, dask.local.get_sync and
-tessera.get side by side.
+tessera.get side by side. "bodies" is the floor: the graph's task bodies alone, each
+run by dask's _execute_task in a plain loop in topological order and timed one by one
+(their sum, best of --repeat); "bound" is dask.threaded / bodies, the most any scheduler
+that runs these bodies could be faster than dask.threaded. (tessera runs a
+SubgraphCallable's inner graph compiled, not through its __call__, so its own body time
+on dask.array graphs is below this floor.)
 """
 import argparse
 import operator
@@ -57,6 +62,21 @@ def stencil(n, width=500):
     return x.sum()
 
 
+def bodies(dsk, keys):
+    """Seconds in the task bodies alone: each task of what `keys` need, run by
+    _execute_task in topological order, timed one by one."""
+    from dask.core import _execute_task, toposort
+    from dask.optimization import cull
+
+    needed, _ = cull(dsk, keys)
+    cache, total = {}, 0.0
+    for k in toposort(needed):
+        t0 = time.perf_counter()
+        cache[k] = _execute_task(needed[k], cache)
+        total += time.perf_counter() - t0
+    return total
+
+
 def best(f, repeat):
     out, times = None, []
     for _ in range(repeat):
@@ -81,7 +101,7 @@ def main():
     print(f"dask graphs of ~{a.tasks} tiny Python tasks, {a.workers} workers, best of {a.repeat}; "
           "seconds per get() on the prepared graph (tessera's conversion included)")
     print(f"{'graph':8} {'tasks':>7} " + " ".join(f"{n:>14}" for n, _ in schedulers)
-          + f" {'vs threaded':>12} {'vs sync':>8}")
+          + f" {'vs threaded':>12} {'vs sync':>8} {'bodies':>7} {'bound':>6}")
     for name in a.graphs.split(","):
         make = {"tree": tree, "chains": chains, "stencil": stencil}[name]
         x = make(a.tasks)
@@ -94,8 +114,9 @@ def main():
             secs.append(s)
             results.append(r)
         assert all(repr(r) == repr(results[0]) for r in results), (name, [repr(r)[:80] for r in results])
+        floor = min(bodies(dsk, keys if isinstance(keys, list) else [keys]) for _ in range(a.repeat))
         print(f"{name:8} {ntasks:7d} " + " ".join(f"{s:14.3f}" for s in secs)
-              + f" {secs[0] / secs[2]:11.1f}x {secs[1] / secs[2]:7.1f}x")
+              + f" {secs[0] / secs[2]:11.1f}x {secs[1] / secs[2]:7.1f}x {floor:7.3f} {secs[0] / floor:5.1f}x", flush=True)
 
 
 if __name__ == "__main__":

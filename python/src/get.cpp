@@ -17,9 +17,6 @@
 #include <pybind11/stl.h>
 
 #include <exception>
-#include <chrono>
-#include <cstdio>
-#include "tessera/scheduler/plan.hpp"
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,8 +51,7 @@ py::object to_python(const Result& r) {
 // tessera::get under run_watched (watch.hpp): Ctrl-C in the caller cancels the run.
 Result run_watched(const Graph& g, const Keys& keys, GetOptions& options) {
   std::optional<Result> result;
-  python::run_watched([&] { auto t0 = std::chrono::steady_clock::now(); Plan plan(g, keys, options.cache); auto t1 = std::chrono::steady_clock::now(); result.emplace(tessera::get(plan, options)); auto t2 = std::chrono::steady_clock::now();
-    if (getenv("PYT")) fprintf(stderr, "plan %.3f run %.3f\n", std::chrono::duration<double>(t1-t0).count(), std::chrono::duration<double>(t2-t1).count()); }, options.cancel);
+  python::run_watched([&] { result.emplace(tessera::get(g, keys, options)); }, options.cancel);
   return std::move(*result);
 }
 
@@ -118,10 +114,8 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
   auto policy = std::make_shared<ResultPolicy>();
   if (memory_limit > 0) policy->sizeof_fn = sizeof_fn;
   KeyMap key_map;
-  auto t0 = std::chrono::steady_clock::now();
   Converted c = convert(dsk, key_map, policy);
   const Keys keys = convert_request(request, key_map);
-  if (getenv("PYT")) fprintf(stderr, "convert %.3f\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count());
 
   GetOptions options;
   options.num_workers = num_workers;
