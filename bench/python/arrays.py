@@ -5,7 +5,11 @@ The store is n x n float64 (uncompressed zarr v2; --size bytes, default 2 GiB, s
 --size 64MiB for a quick run) in blocks of --block rows; 2 threads:
   standardize: ((x - x.mean(0)) / x.std(0)) stored to zarr
   sym-sum:     (x + x.T).sum()
-  rechunk:     x.rechunk((-1, --block)) stored to zarr (rows to columns)
+  rechunk:     x.rechunk((-1, --block)) stored to zarr (rows to columns); dask plans its
+               intermediate chunks under block_size_limit = 4 source blocks (at 2 GiB that is
+               dask's default array.chunk-size, 128 MiB), so that at every --size each task of
+               the graph fits in the memory limit below (a limit below one task's need is a
+               MemoryLimitError, not a measure of the scheduler)
 Rows: "dask" is dask.config scheduler="threads"; "tessera.get" is the same dask graph with
 scheduler=tessera.get; "tessera.get limit" adds memory_limit = dask's peak RSS / 3;
 "tessera.array" is the same expression in tessera.array (its own C++ graph). Each run is a
@@ -36,7 +40,8 @@ def run_dask(workload, src, dst, block, scheduler, extra):
         return None
     if workload == "sym-sum":
         return float((x + x.T).sum().compute(**kwargs))
-    x.rechunk((-1, block)).to_zarr(dst, compressor=None, compute=False).compute(**kwargs)
+    limit = 4 * x.shape[1] * block * x.dtype.itemsize
+    x.rechunk((-1, block), block_size_limit=limit).to_zarr(dst, compressor=None, compute=False).compute(**kwargs)
     return None
 
 
