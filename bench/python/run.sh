@@ -4,8 +4,9 @@
 #     100,000 tiny Python tasks (tree, chains, stencil), one table. Options go to overhead.py.
 #   rechunk: tessera.rechunk vs dask.array's rechunk + to_zarr on a zarr store, time and peak RSS.
 #     Options go to rechunk.py.
-#   arrays: dask.array workloads with dask's threads, tessera.get (also under a memory limit) and
-#     tessera.array, time and peak RSS. Options go to arrays.py.
+#   arrays: dask.array workloads on 2 GiB of zarr with dask's threads, tessera.get (also under a
+#     memory limit) and tessera.array, time and peak RSS. Options go to arrays.py (--size 64MiB
+#     for a quick run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ -d build/meson-private ] || meson setup build >/dev/null

@@ -11,7 +11,10 @@
 //     a key of the graph (its value), or a literal passed as it is.
 // A task becomes one tessera Task that reads its distinct keys; its body is the
 // task's expression compiled to a small tree (PyTask) that the worker evaluates
-// under the GIL, calling the Python functions by vectorcall.
+// under the GIL, calling the Python functions by vectorcall. A call of a dask
+// SubgraphCallable (dask.array's blockwise tasks) is compiled with its inner
+// graph: the arguments bound to its inkeys, its inner keys evaluated in
+// dask.core.toposort's order, as its __call__ (dask.core.get) would.
 #pragma once
 
 #include <pybind11/pybind11.h>
