@@ -62,7 +62,16 @@ struct Subgraph {
   uint32_t args = 0;
   std::vector<std::pair<uint32_t, Expr>> steps;
   uint32_t out = 0;
+  int height = 0;  // levels that evaluating a call adds below the call
 };
+
+// Levels of evaluate() that `e` takes, nested subgraphs included (their heights
+// are stored: the walk recurses only as deep as `e` itself, which compile bounded).
+int height(const Expr& e) {
+  int h = e.sub ? e.sub->height : 0;
+  for (const Expr& a : e.args) h = std::max(h, height(a));
+  return h + 1;
+}
 
 // A frame of owned references (null: not evaluated), released on the way out.
 class Frame {
@@ -85,8 +94,8 @@ class Frame {
 
 // Evaluates `e` with the task's key values `deps` and, inside a subgraph, its
 // frame `locals` (GIL held). A new reference, or nullptr with the Python error
-// set. Recursion as deep as the expression: at most kMaxNesting levels
-// (checked when compiled).
+// set. Recursion as deep as the expression, subgraphs included: at most
+// kMaxNesting levels (checked when compiled).
 template <class Deps>
 PyObject* evaluate(const Expr& e, const Deps& deps, PyObject* const* locals) {
   switch (e.kind) {
@@ -304,6 +313,7 @@ class Subgraphs {
       g->steps.emplace_back(slots[k].cast<uint32_t>(), compile(PyDict_GetItem(inner.ptr(), k.ptr()), slots.ptr()));
     }
     g->out = slots[outkey].cast<uint32_t>();
+    for (const auto& step : g->steps) g->height = std::max(g->height, height(step.second));
     return g;
   }
 
@@ -322,16 +332,14 @@ class Compiler {
 
   // `locals`: inside a SubgraphCallable, its keys -> frame slots (a dict); null outside.
   Expr compile(PyObject* o, int depth, PyObject* locals = nullptr) {
-    if (depth > kMaxNesting) {
-      throw py::value_error(absl::StrCat("the task of key ", py::repr(owner_).cast<std::string>().substr(0, 120),
-                                         " nests tasks and lists more than ", kMaxNesting,
-                                         " levels deep; put inner levels in tasks of their own"));
-    }
+    if (depth > kMaxNesting) too_deep();
     if (is_task(o)) {
       PyObject* f = PyTuple_GET_ITEM(o, 0);
       const Py_ssize_t n = PyTuple_GET_SIZE(o);
       auto sub = subgraphs_.find(f, static_cast<size_t>(n - 1),
                                  [&](PyObject* v, PyObject* slots) { return compile(v, depth + 1, slots); });
+      // A subgraph compiled at a shallower call site may be too deep here.
+      if (sub && depth + sub->height > kMaxNesting) too_deep();
       Expr e(sub ? Expr::Kind::subgraph : Expr::Kind::call, sub ? nullptr : f);
       e.sub = std::move(sub);
       e.args.reserve(static_cast<size_t>(n - 1));
@@ -360,6 +368,12 @@ class Compiler {
       return e;
     }
     return Expr(Expr::Kind::literal, o);
+  }
+
+  [[noreturn]] void too_deep() const {
+    throw py::value_error(absl::StrCat("the task of key ", py::repr(owner_).cast<std::string>().substr(0, 120),
+                                       " nests tasks and lists more than ", kMaxNesting,
+                                       " levels deep; put inner levels in tasks of their own"));
   }
 
   std::vector<Arg> take_refs() {

@@ -253,3 +253,18 @@ def test_inputs_dropped_during_the_run_are_freed_when_it_returns():
     dsk["n"] = (len, [("m", i) for i in range(50)])
     assert tessera.get(dsk, "n", num_workers=2) == 50
     assert len(made) == 50 and all(r() is None for r in made)
+
+
+def test_subgraph_callable_nesting_counts_where_it_is_called():
+    # Compiled once at its first, shallow call site, a deep SubgraphCallable is still
+    # refused where it is called deeper than the nesting limit.
+    deep = "x"
+    for _ in range(600):
+        deep = (operator.neg, deep)
+    inner = _subgraph({"y": deep}, "y", ["x"])
+    site = (inner, "a")
+    for _ in range(500):
+        site = (operator.neg, site)
+    with pytest.raises(ValueError, match="nests tasks and lists more than 1000 levels deep"):
+        tessera.get({"a": 1, "shallow": (inner, "a"), "deep": site}, ["shallow", "deep"])
+    assert tessera.get({"a": 1, "shallow": (inner, "a")}, "shallow") == 1
