@@ -38,6 +38,8 @@ Deferred& deferred() {
 // Past this many the dropping thread takes the GIL itself, so that references
 // dropped outside a run (where no task body follows) are not held for long.
 constexpr size_t kDeferredLimit = 256;
+// Results this large (measured only under a memory limit) are dropped at once.
+constexpr size_t kDeferredBytes = 65536;
 }  // namespace
 
 void release_deferred() noexcept {
@@ -53,7 +55,7 @@ void release_deferred() noexcept {
   for (PyObject* o : objects) Py_DECREF(o);
 }
 
-void decref_anywhere(PyObject* o) noexcept {
+void decref_anywhere(PyObject* o, size_t bytes) noexcept {
   // At interpreter shutdown nothing may take the GIL; the object goes with the process.
   if (Py_IsInitialized() == 0) return;
   if (PyGILState_Check() != 0) {
@@ -62,6 +64,12 @@ void decref_anywhere(PyObject* o) noexcept {
   }
   Deferred& d = deferred();
   size_t n = 0;
+  if (bytes >= kDeferredBytes) {  // memory the budget counts as free already: free it now
+    const PyGILState_STATE s = PyGILState_Ensure();
+    Py_DECREF(o);
+    PyGILState_Release(s);
+    return;
+  }
   try {
     std::lock_guard<std::mutex> g(d.lock);
     d.objects.push_back(o);

@@ -21,10 +21,11 @@
 
 namespace tessera::python {
 
-//! Drops one reference to `o`: at once when this thread holds the GIL, else
-//! later, by the next release_deferred (a task body, the end of a run), or by
-//! this thread taking the GIL once a few hundred are waiting.
-void decref_anywhere(PyObject* o) noexcept;
+//! Drops one reference to `o`, an object of `bytes` bytes (0: not measured): at
+//! once when this thread holds the GIL or `o` is 64 KiB or more, else later, by
+//! the next release_deferred (a task body, the end of a run), or by this thread
+//! taking the GIL once a few hundred are waiting.
+void decref_anywhere(PyObject* o, size_t bytes = 0) noexcept;
 
 //! Drops the references that decref_anywhere deferred (GIL held).
 void release_deferred() noexcept;
@@ -40,7 +41,7 @@ class PyHeld {
   PyHeld& operator=(const PyHeld&) = delete;
   PyHeld& operator=(PyHeld&&) = delete;
   ~PyHeld() {
-    if (obj_ != nullptr) decref_anywhere(obj_);
+    if (obj_ != nullptr) decref_anywhere(obj_, bytes_);
   }
   //! A borrowed reference, valid while this holder lives.
   PyObject* get() const { return obj_; }
