@@ -4,15 +4,26 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
 
 #include <absl/strings/str_cat.h>
 
+#include "comm/point_to_point.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera {
+
+void detail::check_send(const Communicator& comm, int dest, int tag) {
+  if (dest < 0 || dest >= comm.size()) {
+    throw ValueError(absl::StrCat("send: expected a destination rank in [0, ", comm.size(), "), found ", dest));
+  }
+  if (tag < 0 || tag > Communicator::kMaxTag) {
+    throw ValueError(absl::StrCat("send: expected a tag in [0, ", Communicator::kMaxTag, "], found ", tag));
+  }
+}
 
 void barrier(Communicator& comm) { (void)comm.allgather(0); }
 
@@ -69,10 +80,17 @@ void agree_on_errors(Communicator& comm, FunctionRef<void()> step) {
 
 namespace {
 
-// What the threads of one group share: a cyclic barrier and, per rank, what it
-// posted for the collective in progress.
+// A rank's incoming point-to-point messages: any peer's thread appends, the
+// rank's own thread takes from the front, so each sender's messages stay in order.
+struct Mailbox {
+  std::mutex mutex;
+  std::deque<Message> messages;
+};
+
+// What the threads of one group share: a cyclic barrier, per rank what it
+// posted for the collective in progress, and per rank its mailbox.
 struct ThreadGroup {
-  explicit ThreadGroup(int n) : size(n), posts(static_cast<size_t>(n)) {}
+  explicit ThreadGroup(int n) : size(n), posts(static_cast<size_t>(n)), mailboxes(static_cast<size_t>(n)) {}
 
   struct Post {
     const std::byte* send = nullptr;
@@ -95,6 +113,7 @@ struct ThreadGroup {
 
   const int size;
   std::vector<Post> posts;  // element r written by rank r only, between barriers
+  std::deque<Mailbox> mailboxes;  // a deque: Mailbox holds a mutex and cannot move
   std::mutex mutex;
   std::condition_variable changed;
 
@@ -143,6 +162,25 @@ class ThreadCommunicator final : public Communicator {
     group_->arrive();
     return out;
   }
+
+  // A message is taken the moment it is sent: it moves into the peer's mailbox.
+  void send(int dest, int tag, std::vector<std::byte> bytes) override {
+    detail::check_send(*this, dest, tag);
+    Mailbox& box = group_->mailboxes[static_cast<size_t>(dest)];
+    std::lock_guard lock(box.mutex);
+    box.messages.push_back(Message{rank_, tag, std::move(bytes)});
+  }
+
+  std::optional<Message> try_receive() override {
+    Mailbox& box = group_->mailboxes[static_cast<size_t>(rank_)];
+    std::lock_guard lock(box.mutex);
+    if (box.messages.empty()) return std::nullopt;
+    Message m = std::move(box.messages.front());
+    box.messages.pop_front();
+    return m;
+  }
+
+  size_t unfinished_sends() override { return 0; }
 
  private:
   std::shared_ptr<ThreadGroup> group_;

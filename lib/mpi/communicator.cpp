@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <list>
 #include <vector>
 
+#include "comm/point_to_point.hpp"
+#include "mpi/communicator_pieces.hpp"
 #include "mpi/require.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -15,18 +19,34 @@ namespace {
 // Larger messages go in pieces of this size, whose counts fit MPI's int.
 constexpr int64_t kPiece = int64_t{1} << 30;
 
+// Point-to-point messages travel on a second duplicate of MPI_COMM_WORLD, so a
+// probe for any tag never matches a piece of the collectives' traffic. A
+// message of at most one piece goes as one MPI message tagged 2 * tag; a
+// larger one as a header tagged 2 * tag + 1 (its length, 8 bytes) followed by
+// its pieces tagged kPieceTag, which the receiver takes right after the header
+// (MPI keeps one sender's messages in order). 2 * kMaxTag + 1 < kPieceTag <=
+// 32767, the least MPI_TAG_UB the standard allows.
+constexpr int kPieceTag = 2 * (Communicator::kMaxTag + 1);
+static_assert(kPieceTag <= 32767);
+
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator() {
+  explicit MpiCommunicator(int64_t piece) : piece_(piece) {
     detail::require_initialized("tessera::mpi::world_communicator");
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_dup(MPI_COMM_WORLD, &p2p_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
+  // Sends still in flight hold buffers MPI reads: wait for them (a peer that
+  // keeps receiving takes them) rather than free memory under MPI.
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&comm_);
+    if (finalized) return;
+    for (auto& s : sends_) MPI_Waitall(static_cast<int>(s.requests.size()), s.requests.data(), MPI_STATUSES_IGNORE);
+    MPI_Comm_free(&p2p_);
+    MPI_Comm_free(&comm_);
   }
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -62,7 +82,71 @@ class MpiCommunicator final : public Communicator {
     return out;
   }
 
+  void send(int dest, int tag, std::vector<std::byte> bytes) override {
+    tessera::detail::check_send(*this, dest, tag);
+    Send& s = sends_.emplace_back();
+    s.bytes = std::move(bytes);
+    s.length = static_cast<int64_t>(s.bytes.size());
+    if (s.length <= piece_) {
+      isend(s, s.bytes.data(), s.length, dest, 2 * tag);
+      return;
+    }
+    isend(s, &s.length, sizeof s.length, dest, 2 * tag + 1);
+    for (int64_t done = 0; done < s.length; done += piece_) {
+      isend(s, s.bytes.data() + done, std::min(piece_, s.length - done), dest, kPieceTag);
+    }
+  }
+
+  std::optional<Message> try_receive() override {
+    int found = 0;
+    MPI_Message handle;
+    MPI_Status status;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, p2p_, &found, &handle, &status);
+    if (!found) return std::nullopt;
+    Message m;
+    m.source = status.MPI_SOURCE;
+    m.tag = status.MPI_TAG / 2;
+    if (status.MPI_TAG % 2 == 0) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      m.bytes.resize(static_cast<size_t>(count));
+      MPI_Mrecv(m.bytes.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+      return m;
+    }
+    int64_t length = 0;
+    MPI_Mrecv(&length, sizeof length, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+    m.bytes.resize(static_cast<size_t>(length));
+    for (int64_t done = 0; done < length; done += piece_) {
+      MPI_Recv(m.bytes.data() + done, static_cast<int>(std::min(piece_, length - done)), MPI_BYTE, m.source,
+               kPieceTag, p2p_, MPI_STATUS_IGNORE);
+    }
+    return m;
+  }
+
+  size_t unfinished_sends() override {
+    for (auto it = sends_.begin(); it != sends_.end();) {
+      int done = 0;
+      MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
+      it = done ? sends_.erase(it) : std::next(it);
+    }
+    return sends_.size();
+  }
+
  private:
+  // One message in flight: its bytes (and its length, the header of a large
+  // one) stay here until every request of it completes.
+  struct Send {
+    std::vector<std::byte> bytes;
+    int64_t length = 0;
+    std::vector<MPI_Request> requests;
+  };
+
+  void isend(Send& s, const void* data, int64_t bytes, int dest, int tag) {
+    MPI_Request r;
+    MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, p2p_, &r);
+    s.requests.push_back(r);
+  }
+
   static bool fits(std::span<const int64_t> counts, std::span<const int64_t> offsets) {
     for (size_t q = 0; q < counts.size(); ++q) {
       if (counts[q] > INT_MAX || offsets[q] > INT_MAX) return false;
@@ -85,12 +169,19 @@ class MpiCommunicator final : public Communicator {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm p2p_ = MPI_COMM_NULL;  // point-to-point messages only
+  int64_t piece_;                 // the most bytes of one MPI message of send()
+  std::list<Send> sends_;         // a list: a Send's address is in MPI's hands until it completes
   int rank_ = 0;
   int size_ = 1;
 };
 
 }  // namespace
 
-std::shared_ptr<Communicator> world_communicator() { return std::make_shared<MpiCommunicator>(); }
+std::shared_ptr<Communicator> world_communicator() { return std::make_shared<MpiCommunicator>(kPiece); }
+
+std::shared_ptr<Communicator> detail::world_communicator_in_pieces(int64_t piece_bytes) {
+  return std::make_shared<MpiCommunicator>(std::clamp<int64_t>(piece_bytes, 1, kPiece));
+}
 
 }  // namespace tessera::mpi

@@ -7,7 +7,11 @@
 // the number of ranks, an exchange of byte buffers between every pair of ranks
 // (MPI_Alltoallv's shape: each rank knows what it sends to and receives from
 // each other rank), and an all-gather of one integer per rank, from which a
-// barrier and an agreement on errors follow. libtessera-mpi implements it over
+// barrier and an agreement on errors follow. Beside the collectives, tagged
+// point-to-point messages (`send`, `try_receive`, `unfinished_sends`) let a
+// rank's loop move results while its scheduler runs (tessera::get with
+// GetOptions::communicator): a send returns at once, a receive never blocks,
+// and the messages from one rank to another arrive in the order sent. libtessera-mpi implements it over
 // MPI (`tessera::mpi::world_communicator()`, tessera/mpi/communicator.hpp);
 // `thread_communicators(n)` gives n ranks that are threads of this process, for
 // tests (and sanitizers) of code written against it.
@@ -18,14 +22,15 @@
 //   tessera::agree_on_errors(*ranks[r], [&] { work(r); });  // throws on every rank if one failed
 // @endcode
 //
-// Thread-safety: a Communicator is one rank's endpoint; its collectives are
-// called by one thread at a time, and every rank calls the same collectives in
-// the same order (as MPI requires).
+// Thread-safety: a Communicator is one rank's endpoint; its collectives and its
+// point-to-point calls are made by one thread at a time, and every rank calls
+// the same collectives in the same order (as MPI requires).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,13 @@
 #include <span>
 
 namespace tessera {
+
+//! One point-to-point message as received: who sent it, its tag, its bytes.
+struct Message {
+  int source = -1;                //!< the sending rank
+  int tag = 0;                    //!< the tag it was sent with
+  std::vector<std::byte> bytes;   //!< its content
+};
 
 //! The seam between tessera and a message layer (MPI or a test's fake): this rank, the number of ranks, and the collectives tessera needs.
 class Communicator {
@@ -51,6 +63,28 @@ class Communicator {
                          std::span<const int64_t> recv_counts, std::span<const int64_t> recv_offsets) = 0;
   //! Every rank's `value`, by rank. Collective.
   virtual std::vector<int64_t> allgather(int64_t value) = 0;
+
+  //! Tags of point-to-point messages are in [0, kMaxTag].
+  static constexpr int kMaxTag = 8191;
+  //! Sends `bytes` (any size, also past 2^31) to rank `dest` with `tag`, and
+  //! returns at once: the endpoint keeps the bytes until the message is taken
+  //! (unfinished_sends). Messages from one rank to another arrive in the order
+  //! they were sent, and never meet the collectives' traffic. Throws ValueError
+  //! for a `dest` outside [0, size()) or a `tag` outside [0, kMaxTag].
+  //! @code
+  //!   comm.send(1, /*tag=*/3, std::vector<std::byte>(16));
+  //! @endcode
+  virtual void send(int dest, int tag, std::vector<std::byte> bytes) = 0;
+  //! The next message that arrived from any rank with any tag, or nothing when
+  //! none has; never blocks.
+  //! @code
+  //!   while (auto m = comm.try_receive()) handle(m->source, m->tag, m->bytes);
+  //! @endcode
+  virtual std::optional<Message> try_receive() = 0;
+  //! Advances this rank's sends and returns how many the transport has not yet
+  //! taken (their buffers still held); never blocks. A rank that drops its
+  //! endpoint first waits until this is 0, which needs its peers to receive.
+  virtual size_t unfinished_sends() = 0;
 };
 
 //! Returns when every rank has called it (an allgather whose values are ignored).

@@ -1,0 +1,33 @@
+// Point-to-point messages over MPI (world_communicator): the exchange every
+// Communicator passes (tests/comm/point_to_point_checks.hpp), with whole
+// messages and with messages split into pieces, as those past 2^31 bytes are.
+#include <doctest/doctest.h>
+
+#include "comm/point_to_point_checks.hpp"
+#include "mpi/communicator_pieces.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/mpi/communicator.hpp"
+
+using namespace tessera;
+
+TEST_CASE("MPI: messages between each pair of ranks arrive in order, whole, beside the collectives") {
+  const auto comm = mpi::world_communicator();
+  testing::exchange_in_order(*comm, 50, {0, 1, 17, 4096, 1 << 20});
+}
+
+TEST_CASE("MPI: a message longer than a piece goes in pieces and arrives whole") {
+  const auto comm = mpi::detail::world_communicator_in_pieces(7);
+  testing::exchange_in_order(*comm, 50, {0, 6, 7, 8, 15, 100, 1001});
+}
+
+TEST_CASE("MPI: send refuses a rank or a tag out of range") {
+  const auto comm = mpi::world_communicator();
+  const int n = comm->size();
+  CHECK_THROWS_WITH_AS(comm->send(n, 0, {}),
+                       ("send: expected a destination rank in [0, " + std::to_string(n) + "), found " +
+                        std::to_string(n)).c_str(),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(comm->send(0, 8192, {}), "send: expected a tag in [0, 8191], found 8192", ValueError);
+  barrier(*comm);
+  CHECK(!comm->try_receive().has_value());
+}
