@@ -34,6 +34,7 @@
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/keys.hpp"
 #include "tessera/scheduler/options.hpp"
+#include "tessera/scheduler/placement.hpp"
 
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"

@@ -1,0 +1,88 @@
+// place(): which rank runs each task when a run spreads over ranks. Blocks go
+// by their position in their array's grid, other keys by contiguous runs of
+// `order`.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessera/graph/error.hpp"
+#include "tessera/scheduler/placement.hpp"
+
+using namespace tessera;
+
+namespace {
+
+int one(int x) { return x + 1; }
+int two(int a, int b) { return a + b; }
+
+int owner_of(const Plan& plan, const std::vector<int>& owner, const Key& key) {
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    if (plan.key(t) == key) return owner[t];
+  }
+  FAIL("no task ", key.str());
+  return -1;
+}
+
+}  // namespace
+
+// x: 4 x 4 blocks; y = x + 1 block by block; s = ("s",) sums row i of y.
+//   x(i, j) -> y(i, j) -> s(i)
+TEST_CASE("blocks go to ranks in contiguous runs of their grid, and an element-wise step follows its input") {
+  Graph g;
+  std::vector<Keys> want;
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      g.task(Key("x", {i, j}), one, static_cast<int>(i * 4 + j));
+      g.task(Key("y", {i, j}), one, ref(Key("x", {i, j})));
+    }
+    g.task(Key("s", {i}), two, ref(Key("y", {i, 0})), ref(Key("y", {i, 3})));
+    want.emplace_back(Key("s", {i}));
+    for (int64_t j = 1; j < 3; ++j) want.emplace_back(Key("y", {i, j}));
+  }
+  const Plan plan(g, Keys(std::move(want)));
+  for (int ranks : {1, 2, 4, 3}) {
+    CAPTURE(ranks);
+    const std::vector<int> owner = place(plan, ranks);
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t j = 0; j < 4; ++j) {
+        const int64_t b = i * 4 + j;
+        CHECK(owner_of(plan, owner, Key("x", {i, j})) == static_cast<int>(b * ranks / 16));
+        CHECK(owner_of(plan, owner, Key("y", {i, j})) == owner_of(plan, owner, Key("x", {i, j})));
+      }
+      CHECK(owner_of(plan, owner, Key("s", {i})) == static_cast<int>(i * ranks / 4));
+    }
+  }
+}
+
+// Eight chains of eight tasks without indices, c<k>_0 -> c<k>_1 -> ... -> c<k>_7:
+// order runs each chain through, so cutting order into runs keeps chains whole.
+TEST_CASE("keys without indices go to ranks in runs of order, so chains stay on one rank") {
+  Graph g;
+  std::vector<Keys> want;
+  for (int c = 0; c < 8; ++c) {
+    const std::string name = "c" + std::to_string(c) + "_";
+    g.put(name + "0", c);
+    for (int k = 1; k < 8; ++k) g.task(name + std::to_string(k), one, tessera::ref(name + std::to_string(k - 1)));
+    want.emplace_back(name + "7");
+  }
+  const Plan plan(g, Keys(std::move(want)));
+  const std::vector<int> owner = place(plan, 4);
+  std::map<int, std::set<int>> chains_of_rank;
+  for (int c = 0; c < 8; ++c) {
+    const std::string name = "c" + std::to_string(c) + "_";
+    const int first = owner_of(plan, owner, Key(name + "1"));
+    for (int k = 2; k < 8; ++k) CHECK(owner_of(plan, owner, Key(name + std::to_string(k))) == first);
+    chains_of_rank[first].insert(c);
+  }
+  CHECK(chains_of_rank.size() == 4);  // 56 tasks in runs of 14: two chains per rank
+  for (const auto& [rank, chains] : chains_of_rank) CHECK(chains.size() == 2);
+}
+
+TEST_CASE("place refuses fewer than one rank") {
+  Graph g;
+  g.task("a", one, 1);
+  CHECK_THROWS_WITH_AS(place(Plan(g, "a"), 0), "place: expected at least 1 rank, found 0", ValueError);
+}
