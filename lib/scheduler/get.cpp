@@ -17,6 +17,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
+#include "across.hpp"
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -96,6 +97,7 @@ tbb::task_arena& arena_for(int n) {
 }  // namespace
 
 Result get_sync(const Plan& plan, const GetOptions& options) {
+  if (options.communicator) return detail::get_across(plan, options, /*sync=*/true);
   return run_plan(plan, options, 1, [](detail::Run& run) { run.work(0); });
 }
 
@@ -112,6 +114,7 @@ Result get_sync(const Graph& g, const Keys& keys, const GetOptions& options) {
 }
 
 Result get(const Plan& plan, const GetOptions& options) {
+  if (options.communicator) return detail::get_across(plan, options, /*sync=*/false);
   const int n = resolve_workers(options.num_workers);
   if (n == 1) return get_sync(plan, options);
   return run_plan(plan, options, n, [n](detail::Run& run) {

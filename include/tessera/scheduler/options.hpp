@@ -31,6 +31,8 @@
 
 namespace tessera {
 
+class Communicator;
+
 //! Stops a run from another thread (or from a task or a callback). Copies share
 //! one flag. Thread-safe.
 class CancellationToken {
@@ -103,6 +105,16 @@ struct RunStats {
   size_t reload_count = 0;     //!< results brought back before a reader ran
   double spill_seconds = 0;    //!< time workers spent spilling, all together
   double reload_seconds = 0;   //!< time workers spent reloading, all together
+  //! @name A run across ranks (GetOptions::communicator): this rank's figures.
+  //! The task counts above are this rank's share; results received count as
+  //! tasks of its run (they are held results as a task's are).
+  //! @{
+  size_t bytes_sent = 0;              //!< bytes of results this rank sent (wire form, all destinations)
+  size_t bytes_received = 0;          //!< bytes of results this rank received
+  size_t messages_sent = 0;           //!< results sent: one per (result, destination rank)
+  size_t messages_received = 0;       //!< results received
+  double network_wait_seconds = 0;    //!< time no task of this rank ran while it waited for a result from another rank
+  //! @}
 };
 
 //! How `get` and `get_sync` run: workers, callbacks, cancellation, memory budget and statistics.
@@ -141,6 +153,18 @@ struct GetOptions {
   std::string scratch_dir{};
   //! Bytes the scratch folder may hold; a result that does not fit stays in memory.
   uint64_t disk_limit = UINT64_MAX;
+  //! When set, the run spreads over the ranks of this communicator: every rank
+  //! calls get with the same graph and keys, runs the tasks place() gives it
+  //! (tessera/scheduler/placement.hpp) and sends each result another rank reads
+  //! there once; the figures in `stats` are this rank's. The result is on rank
+  //! 0 only (the other ranks get a Result of the keys' shape whose values are
+  //! empty) unless `result_on_every_rank`. A task that fails on any rank stops
+  //! every rank: each throws TaskError naming the key and the rank ("... failed:
+  //! on rank 3: ..."). tessera::mpi::get (tessera/mpi/get.hpp) is this over
+  //! MPI_COMM_WORLD.
+  std::shared_ptr<Communicator> communicator = nullptr;
+  //! With a communicator: return the requested values on every rank, not only on rank 0.
+  bool result_on_every_rank = false;
   //! Keys whose values arrive while the run goes on instead of being computed
   //! (another thread delivers them; inbox.hpp says how). A fresh Inbox per run.
   std::shared_ptr<Inbox> inbox = nullptr;

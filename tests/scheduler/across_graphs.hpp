@@ -1,0 +1,74 @@
+// Graphs whose results check where they were computed: the structure of each
+// file in tests/data/graphs with a task body that mixes its key's position and
+// its inputs into a uint64_t, so a result delivered to the wrong task, or a lost
+// one, changes every value downstream. Shared by the runs across thread ranks
+// (tests/scheduler/across_test.cpp) and across MPI ranks (tests/mpi/get_test.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/graph/graph.hpp"
+#include "tessera/graph_file/graph_file.hpp"
+#include "tessera/scheduler/keys.hpp"
+
+namespace tessera::testing {
+
+inline uint64_t mix_in(uint64_t h, uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdULL;
+}
+
+//! The graph files of tests/data/graphs, sorted.
+inline std::vector<std::filesystem::path> corpus_files() {
+  const char* root = std::getenv("TESSERA_SOURCE_ROOT");
+  std::vector<std::filesystem::path> files;
+  if (root == nullptr) return files;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(root) / "tests/data/graphs")) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+//! `f`'s graph with every literal a uint64_t (its node id) and every task a mix
+//! of its node id and its inputs, in argument order.
+inline Graph checked_graph(const GraphFile& f) {
+  Graph g;
+  g.reserve(f.graph.size());
+  for (uint32_t i = 0; i < f.graph.size(); ++i) {
+    const Key& key = f.graph.key(i);
+    const Node& node = f.graph.node(i);
+    if (node.is_alias()) {
+      g.alias(key, node.target());
+    } else if (node.is_literal()) {
+      g.put(key, Value(uint64_t{i}));
+    } else {
+      std::vector<Arg> args;
+      for (const Key& d : f.graph.dependencies(i)) args.emplace_back(ref(d));
+      auto mix = [i](std::span<const Value> in) -> Value {
+        uint64_t h = i;
+        for (const Value& v : in) h = mix_in(h, v.as<uint64_t>());
+        return Value(h);
+      };
+      g.put(key, Task::from_args(fn("mix", mix), std::move(args)));
+    }
+  }
+  return g;
+}
+
+//! The uint64_t values of a Result, depth first; an empty Value counts as 0.
+inline void checked_values(const Result& r, std::vector<uint64_t>& out) {
+  if (!r.is_list()) {
+    out.push_back(r.value().has_value() ? r.value().as<uint64_t>() : 0);
+    return;
+  }
+  for (const Result& item : r.items()) checked_values(item, out);
+}
+
+}  // namespace tessera::testing

@@ -1,0 +1,191 @@
+// get across ranks that are threads of this process (GetOptions::communicator
+// with thread_communicators): the same results as one process on dask's graphs
+// and on random DAGs, errors that reach every rank, and each result sent once
+// per rank that needs it. tests/mpi/get_test.cpp runs the same over MPI.
+#include <doctest/doctest.h>
+
+#include <exception>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "across_graphs.hpp"
+#include "tessera/comm/communicator.hpp"
+#include "tessera/graph/error.hpp"
+#include "tessera/scheduler/get.hpp"
+#include "tessera/scheduler/placement.hpp"
+#include "testing.hpp"
+
+using namespace tessera;
+
+namespace {
+
+// What one rank's get gave: its result or its error, and its figures.
+struct RankRun {
+  std::optional<Result> result;
+  std::exception_ptr error;
+  RunStats stats;
+};
+
+// Calls get(plan-of-g, keys) on `n` thread ranks at once, each with `base` plus its communicator.
+std::vector<RankRun> get_on_ranks(int n, const Graph& g, const Keys& keys, const GetOptions& base) {
+  const auto comms = thread_communicators(n);
+  std::vector<RankRun> runs(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      RankRun& run = runs[static_cast<size_t>(r)];
+      GetOptions opts = base;
+      opts.communicator = comms[static_cast<size_t>(r)];
+      opts.stats = &run.stats;
+      try {
+        run.result = get(g, keys, opts);
+      } catch (...) {
+        run.error = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return runs;
+}
+
+std::string what(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  }
+}
+
+std::vector<uint64_t> values(const Result& r) {
+  std::vector<uint64_t> out;
+  testing::checked_values(r, out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("across thread ranks: dask's graphs give one process's results on rank 0, bit for bit") {
+  const auto files = testing::corpus_files();
+  REQUIRE(files.size() >= 8);
+  for (const auto& path : files) {
+    CAPTURE(path.filename().string());
+    const GraphFile f = load_graph_file(path.string(), ResultMemory::counted);
+    const Graph g = testing::checked_graph(f);
+    const Keys keys(f.outputs);
+    const std::vector<uint64_t> expected = values(get_sync(g, keys));
+    for (int n : {2, 3, 4}) {
+      CAPTURE(n);
+      const auto runs = get_on_ranks(n, g, keys, {.num_workers = 2});
+      for (int r = 0; r < n; ++r) {
+        CAPTURE(r);
+        const RankRun& run = runs[static_cast<size_t>(r)];
+        REQUIRE_MESSAGE(run.error == nullptr, what(run.error));
+        if (r == 0) CHECK(values(*run.result) == expected);
+        if (r != 0) CHECK(values(*run.result) == std::vector<uint64_t>(expected.size(), 0));  // empty values
+      }
+    }
+  }
+}
+
+TEST_CASE("across thread ranks: random DAGs give the serial evaluation, on every rank when asked") {
+  uint32_t seed = 500;
+  for (uint32_t size : {1u, 5u, 60u, 400u, 2000u}) {
+    for (int n : {2, 3, 4}) {
+      CAPTURE(size);
+      CAPTURE(n);
+      const auto d = testing::random_dag(++seed, size, 0.0, [](uint32_t i) { return 1 + i % 5; });
+      std::vector<uint64_t> expected;
+      for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
+      const bool everywhere = seed % 2 == 0;
+      const auto runs = get_on_ranks(n, d.graph, d.request, {.num_workers = 2, .result_on_every_rank = everywhere});
+      for (int r = 0; r < n; ++r) {
+        CAPTURE(r);
+        const RankRun& run = runs[static_cast<size_t>(r)];
+        REQUIRE_MESSAGE(run.error == nullptr, what(run.error));
+        if (r == 0 || everywhere) {
+          std::vector<uint64_t> got;
+          testing::flatten_values(*run.result, got);
+          CHECK(got == expected);
+        }
+      }
+    }
+  }
+}
+
+// Eight blocks ("x", i) on four ranks (two each); ("y", i) reads ("x", i) and
+// ("x", 7), the block of rank 3, which throws:
+//   x0 x1 | x2 x3 | x4 x5 | x6 x7 (throws)
+//   every y(i) waits for x7
+TEST_CASE("across thread ranks: a task that throws on rank 3 of 4 stops every rank, and rank 0 names key and rank") {
+  Graph g;
+  std::vector<Keys> keys;
+  for (int64_t i = 0; i < 8; ++i) {
+    const bool fails = i == 7;
+    auto body = [fails](std::span<const Value>) -> Value {
+      if (fails) throw std::runtime_error("kaboom");
+      return Value(uint64_t{1});
+    };
+    g.put(Key("x", {i}), Task::from_args(fn("boom", body), {}));
+    g.task(Key("y", {i}), [](uint64_t a, uint64_t b) { return a + b; }, ref(Key("x", {i})), ref(Key("x", {7})));
+    keys.emplace_back(Key("y", {i}));
+  }
+  const Plan plan(g, Keys(keys));
+  const std::vector<int> owner = place(plan, 4);
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    if (plan.key(t) == Key("x", {7})) REQUIRE(owner[t] == 3);
+  }
+  const auto runs = get_on_ranks(4, g, Keys(keys), {.num_workers = 2});
+  const std::string message = "task ('x', 7) (boom) failed: on rank 3: kaboom";
+  for (int r = 0; r < 4; ++r) {
+    CAPTURE(r);
+    const RankRun& run = runs[static_cast<size_t>(r)];
+    REQUIRE(run.error != nullptr);
+    CHECK_THROWS_WITH_AS(std::rethrow_exception(run.error), message.c_str(), TaskError);
+  }
+  try {
+    std::rethrow_exception(runs[0].error);
+  } catch (const TaskError& e) {
+    CHECK(e.key() == Key("x", {7}));
+    CHECK(e.function() == "boom");
+  }
+}
+
+// ("src", 0) is the only block of its array: rank 0. ("use", 0..3) reads it;
+// use2 and use3 are rank 1's. src goes to rank 1 once; use2 and use3 come back
+// to rank 0, which asked for them.
+//   src --> use0 use1 (rank 0)
+//       \-> use2 use3 (rank 1)
+TEST_CASE("across thread ranks: a result read by two tasks on another rank is sent to it once") {
+  Graph g;
+  g.task(Key("src", {0}), [] { return uint64_t{5}; });
+  std::vector<Keys> keys;
+  for (int64_t i = 0; i < 4; ++i) {
+    g.task(Key("use", {i}), [i](uint64_t s) { return s + static_cast<uint64_t>(i); }, ref(Key("src", {0})));
+    keys.emplace_back(Key("use", {i}));
+  }
+  const auto runs = get_on_ranks(2, g, Keys(keys), {.num_workers = 2});
+  REQUIRE(runs[0].error == nullptr);
+  REQUIRE(runs[1].error == nullptr);
+  CHECK(values(*runs[0].result) == std::vector<uint64_t>{5, 6, 7, 8});
+  CHECK(runs[0].stats.messages_sent == 1);      // src, once
+  CHECK(runs[1].stats.messages_received == 1);
+  CHECK(runs[1].stats.messages_sent == 2);      // use2, use3 for the caller
+  CHECK(runs[0].stats.messages_received == 2);
+  CHECK(runs[0].stats.bytes_sent == runs[1].stats.bytes_received);
+  CHECK(runs[1].stats.bytes_sent == runs[0].stats.bytes_received);
+  CHECK(runs[0].stats.bytes_sent > 0);
+}
+
+TEST_CASE("across one thread rank: the run is one process's run") {
+  Graph g;
+  g.put("a", uint64_t{2});
+  g.task("b", [](uint64_t a) { return a * 21; }, tessera::ref("a"));
+  const auto runs = get_on_ranks(1, g, "b", {});
+  REQUIRE(runs[0].error == nullptr);
+  CHECK(runs[0].result->as<uint64_t>() == 42);
+  CHECK(runs[0].stats.messages_sent == 0);
+}
