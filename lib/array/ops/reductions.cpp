@@ -29,6 +29,31 @@ struct Partial {
   size_t nbytes() const { return a.nbytes() + (b.has_value() ? b.nbytes() : 0); }
 };
 
+}  // namespace
+}  // namespace tessera::array
+
+// Partials spill under a memory limit, and travel between ranks in a run across
+// them (tessera/graph/wire.hpp), as their arrays do.
+template <>
+struct tessera::Spillable<tessera::array::Partial> {
+  static void serialize(const array::Partial& p, SpillWriter& w) {
+    w.put(p.count);
+    Spillable<array::NDArray>::serialize(p.a, w);
+    w.put(static_cast<uint8_t>(p.b.has_value()));
+    if (p.b.has_value()) Spillable<array::NDArray>::serialize(p.b, w);
+  }
+  static array::Partial deserialize(SpillReader& r) {
+    array::Partial p;
+    p.count = r.get<int64_t>();
+    p.a = Spillable<array::NDArray>::deserialize(r);
+    if (r.get<uint8_t>() != 0) p.b = Spillable<array::NDArray>::deserialize(r);
+    return p;
+  }
+};
+
+namespace tessera::array {
+namespace {
+
 template <class T>
 constexpr bool is_complex_v = DType(dtype_of<T>).is_complex();
 
