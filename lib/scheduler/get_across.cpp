@@ -265,7 +265,14 @@ class Exchange {
     for (auto& [route, value] : batch) {
       BytesWriter w;
       w.put<uint32_t>(route->id);
-      to_wire(value, w);
+      try {
+        to_wire(value, w);
+      } catch (...) {
+        // A result without a wire form: the local run stops with this error,
+        // which the loop then reports to the peers as this rank's failure.
+        inbox_.fail(std::current_exception());
+        continue;
+      }
       value = Value();  // the bytes stand for it now
       std::vector<std::byte>& bytes = w.bytes();
       for (size_t k = 0; k < route->to.size(); ++k) {
