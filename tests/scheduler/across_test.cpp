@@ -16,6 +16,7 @@
 #include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
+#include "tessera/scheduler/inbox.hpp"
 #include "tessera/scheduler/placement.hpp"
 #include "testing.hpp"
 
@@ -188,4 +189,35 @@ TEST_CASE("across one thread rank: the run is one process's run") {
   REQUIRE(runs[0].error == nullptr);
   CHECK(runs[0].result->as<uint64_t>() == 42);
   CHECK(runs[0].stats.messages_sent == 0);
+}
+
+// A result of a type without a wire form cannot reach the rank that reads it:
+// its rank fails, and the other rank hears of it instead of waiting.
+//   ("p", 0) (rank 0, no wire form) --> ("q", 1) (rank 1)
+TEST_CASE("across thread ranks: a result that cannot travel stops every rank, naming its type") {
+  struct NoWire {
+    int v = 1;
+  };
+  Graph g;
+  g.task(Key("p", {0}), [] { return NoWire{}; });
+  g.task(Key("q", {0}), [](const NoWire& p) { return uint64_t(p.v); }, ref(Key("p", {0})));
+  g.task(Key("q", {1}), [](const NoWire& p) { return uint64_t(p.v) + 1; }, ref(Key("p", {0})));
+  const auto runs = get_on_ranks(2, g, Keys({Key("q", {0}), Key("q", {1})}), {.num_workers = 2});
+  REQUIRE(runs[0].error != nullptr);
+  REQUIRE(runs[1].error != nullptr);
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(runs[0].error), doctest::Contains("to another process: it has no wire form"),
+                       Error);
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(runs[1].error), doctest::Contains("on rank 0: cannot send a value of type"),
+                       Error);
+}
+
+TEST_CASE("across thread ranks: a run across ranks refuses an inbox of the caller's") {
+  Graph g;
+  g.put("a", uint64_t{1});
+  const Key none[] = {Key("a")};
+  const auto runs = get_on_ranks(1, g, "a", {.inbox = std::make_shared<Inbox>(none)});
+  REQUIRE(runs[0].error != nullptr);
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(runs[0].error),
+                       "get: a run across ranks (communicator) makes its own inbox; found one in GetOptions::inbox",
+                       ValueError);
 }
