@@ -25,12 +25,6 @@ namespace ta = tessera::array;
 
 namespace {
 
-std::vector<uint64_t> values(const Result& r) {
-  std::vector<uint64_t> out;
-  testing::checked_values(r, out);
-  return out;
-}
-
 // Two blocks the same: dtype, shape and every element's bytes.
 bool same_block(const ta::NDArray& a, const ta::NDArray& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
@@ -41,17 +35,10 @@ bool same_block(const ta::NDArray& a, const ta::NDArray& b) {
 }  // namespace
 
 TEST_CASE("MPI get: dask's graphs give one process's results on rank 0, bit for bit") {
-  const auto files = testing::corpus_files();
-  REQUIRE(files.size() >= 8);
-  for (const auto& path : files) {
-    CAPTURE(path.filename().string());
-    const GraphFile f = load_graph_file(path.string(), ResultMemory::counted);
-    const Graph g = testing::checked_graph(f);
-    const Keys keys(f.outputs);
-    RunStats stats;
-    const Result r = mpi::get(g, keys, {.num_workers = 2, .stats = &stats});
-    if (mpi::world_rank() == 0) CHECK(values(r) == values(get_sync(g, keys)));
-  }
+  testing::for_each_checked_graph([](const Graph& g, const Keys& keys, const std::vector<uint64_t>& expected) {
+    const Result r = mpi::get(g, keys, {.num_workers = 2});
+    if (mpi::world_rank() == 0) CHECK(testing::checked_values(r) == expected);
+  });
 }
 
 TEST_CASE("MPI get: transpose, sums along each axis and x + x.T equal one process's, bit for bit") {

@@ -5,6 +5,8 @@
 // (tests/scheduler/across_test.cpp) and across MPI ranks (tests/mpi/get_test.cpp).
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph_file/graph_file.hpp"
+#include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/keys.hpp"
 
 namespace tessera::testing {
@@ -69,6 +72,29 @@ inline void checked_values(const Result& r, std::vector<uint64_t>& out) {
     return;
   }
   for (const Result& item : r.items()) checked_values(item, out);
+}
+
+//! checked_values as a new vector.
+inline std::vector<uint64_t> checked_values(const Result& r) {
+  std::vector<uint64_t> out;
+  checked_values(r, out);
+  return out;
+}
+
+//! Calls `check(graph, keys, expected)` for each corpus file's checked_graph,
+//! its outputs and their values by get_sync, within a doctest CAPTURE of the
+//! file's name.
+template <class F>
+void for_each_checked_graph(F&& check) {
+  const auto files = corpus_files();
+  REQUIRE(files.size() >= 8);
+  for (const auto& path : files) {
+    CAPTURE(path.filename().string());
+    const GraphFile f = load_graph_file(path.string(), ResultMemory::counted);
+    const Graph g = checked_graph(f);
+    const Keys keys(f.outputs);
+    check(g, keys, checked_values(get_sync(g, keys)));
+  }
 }
 
 }  // namespace tessera::testing

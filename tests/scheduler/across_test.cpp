@@ -61,23 +61,10 @@ std::string what(const std::exception_ptr& e) {
   }
 }
 
-std::vector<uint64_t> values(const Result& r) {
-  std::vector<uint64_t> out;
-  testing::checked_values(r, out);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("across thread ranks: dask's graphs give one process's results on rank 0, bit for bit") {
-  const auto files = testing::corpus_files();
-  REQUIRE(files.size() >= 8);
-  for (const auto& path : files) {
-    CAPTURE(path.filename().string());
-    const GraphFile f = load_graph_file(path.string(), ResultMemory::counted);
-    const Graph g = testing::checked_graph(f);
-    const Keys keys(f.outputs);
-    const std::vector<uint64_t> expected = values(get_sync(g, keys));
+  testing::for_each_checked_graph([](const Graph& g, const Keys& keys, const std::vector<uint64_t>& expected) {
     for (int n : {2, 3, 4}) {
       CAPTURE(n);
       const auto runs = get_on_ranks(n, g, keys, {.num_workers = 2});
@@ -85,11 +72,11 @@ TEST_CASE("across thread ranks: dask's graphs give one process's results on rank
         CAPTURE(r);
         const RankRun& run = runs[static_cast<size_t>(r)];
         REQUIRE_MESSAGE(run.error == nullptr, what(run.error));
-        if (r == 0) CHECK(values(*run.result) == expected);
-        if (r != 0) CHECK(values(*run.result) == std::vector<uint64_t>(expected.size(), 0));  // empty values
+        if (r == 0) CHECK(testing::checked_values(*run.result) == expected);
+        if (r != 0) CHECK(testing::checked_values(*run.result) == std::vector<uint64_t>(expected.size(), 0));  // empty values
       }
     }
-  }
+  });
 }
 
 TEST_CASE("across thread ranks: random DAGs give the serial evaluation, on every rank when asked") {
@@ -171,7 +158,7 @@ TEST_CASE("across thread ranks: a result read by two tasks on another rank is se
   const auto runs = get_on_ranks(2, g, Keys(keys), {.num_workers = 2});
   REQUIRE(runs[0].error == nullptr);
   REQUIRE(runs[1].error == nullptr);
-  CHECK(values(*runs[0].result) == std::vector<uint64_t>{5, 6, 7, 8});
+  CHECK(testing::checked_values(*runs[0].result) == std::vector<uint64_t>{5, 6, 7, 8});
   CHECK(runs[0].stats.messages_sent == 1);      // src, once
   CHECK(runs[1].stats.messages_received == 1);
   CHECK(runs[1].stats.messages_sent == 2);      // use2, use3 for the caller
