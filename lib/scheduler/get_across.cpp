@@ -291,7 +291,11 @@ class Exchange {
     }
     if (m.tag == kError) {
       if (failure_) return;
-      failure_ = rank_error(decode_error(m));
+      try {
+        failure_ = rank_error(decode_error(m));
+      } catch (...) {
+        failure_ = std::current_exception();  // a damaged report is still a failure of that rank
+      }
       inbox_.fail(failure_);
       return;
     }
@@ -370,7 +374,10 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   try {
     exchange.loop(done, run_error);
   } catch (...) {
-    inbox->fail(std::current_exception());  // the run stops; this rank's peers may then wait: MPI aborts the job
+    // Only a failure of the transport itself (or memory) gets here: the run
+    // stops, and peers that still expect this rank's messages learn of it from
+    // the transport (under MPI, the job ends when this rank's exception does).
+    inbox->fail(std::current_exception());
     runner.join();
     throw;
   }
