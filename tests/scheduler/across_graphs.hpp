@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,21 +40,23 @@ inline std::vector<std::filesystem::path> corpus_files() {
   return files;
 }
 
-//! `f`'s graph with every literal a uint64_t (its node id) and every task a mix
-//! of its node id and its inputs, in argument order.
-inline Graph checked_graph(const GraphFile& f) {
+//! `graph`'s structure with every literal a uint64_t (its node id) and every
+//! task a mix of its node id and its inputs, in argument order; each key is
+//! `rename(key)` (by default itself).
+inline Graph checked_graph(const Graph& graph, const std::function<Key(const Key&)>& rename = nullptr) {
+  auto name = [&](const Key& k) { return rename ? rename(k) : k; };
   Graph g;
-  g.reserve(f.graph.size());
-  for (uint32_t i = 0; i < f.graph.size(); ++i) {
-    const Key& key = f.graph.key(i);
-    const Node& node = f.graph.node(i);
+  g.reserve(graph.size());
+  for (uint32_t i = 0; i < graph.size(); ++i) {
+    const Key key = name(graph.key(i));
+    const Node& node = graph.node(i);
     if (node.is_alias()) {
-      g.alias(key, node.target());
+      g.alias(key, name(node.target()));
     } else if (node.is_literal()) {
       g.put(key, Value(uint64_t{i}));
     } else {
       std::vector<Arg> args;
-      for (const Key& d : f.graph.dependencies(i)) args.emplace_back(ref(d));
+      for (const Key& d : graph.dependencies(i)) args.emplace_back(ref(name(d)));
       auto mix = [i](std::span<const Value> in) -> Value {
         uint64_t h = i;
         for (const Value& v : in) h = mix_in(h, v.as<uint64_t>());
@@ -91,7 +94,7 @@ void for_each_checked_graph(F&& check) {
   for (const auto& path : files) {
     CAPTURE(path.filename().string());
     const GraphFile f = load_graph_file(path.string(), ResultMemory::counted);
-    const Graph g = checked_graph(f);
+    const Graph g = checked_graph(f.graph);
     const Keys keys(f.outputs);
     check(g, keys, checked_values(get_sync(g, keys)));
   }

@@ -104,6 +104,28 @@ TEST_CASE("across thread ranks: random DAGs give the serial evaluation, on every
   }
 }
 
+// The same random DAGs with keys without indices ("n17" for ("n", 17)): placed
+// by runs of order instead of by block.
+TEST_CASE("across thread ranks: random DAGs of keys without indices give one process's results") {
+  uint32_t seed = 900;
+  for (uint32_t size : {3u, 80u, 1500u}) {
+    for (int n : {2, 4}) {
+      CAPTURE(size);
+      CAPTURE(n);
+      const auto d = testing::random_dag(++seed, size, 0.0);
+      auto flat = [](const Key& k) { return Key("n" + std::to_string(k.index()[0])); };
+      const Graph g = testing::checked_graph(d.graph, flat);
+      std::vector<Key> keys;
+      for (uint32_t i : d.requested) keys.push_back(flat(Key("n", {i})));
+      const std::vector<uint64_t> expected = testing::checked_values(get_sync(g, Keys(keys)));
+      const auto runs = get_on_ranks(n, g, Keys(keys), {.num_workers = 2});
+      for (const RankRun& run : runs) REQUIRE_MESSAGE(run.error == nullptr, what(run.error));
+      CHECK(testing::checked_values(*runs[0].result) == expected);
+      if (size > 100) CHECK(runs[0].stats.messages_received > 0);  // the work did spread over the ranks
+    }
+  }
+}
+
 // Eight blocks ("x", i) on four ranks (two each); ("y", i) reads ("x", i) and
 // ("x", 7), the block of rank 3, which throws:
 //   x0 x1 | x2 x3 | x4 x5 | x6 x7 (throws)
