@@ -5,10 +5,11 @@
 //             owners of its readers, and rank 0 (or every rank) for a requested
 //             key. A rank runs its own tasks; each result it needs from another
 //             rank is an Inbox key of its local run, delivered, not computed.
-//   the run   the local Plan runs on a thread of its own (get or get_sync), so
-//             that computing goes on while results travel. A posttask hook hands
+//   the run   the local Plan runs on the caller's thread (get or get_sync)
+//             while a thread of the run's own moves results, so that
+//             computing goes on while results travel. A posttask hook hands
 //             each finished result that other ranks need to the loop below.
-//   the loop  the caller's thread makes every Communicator call: it serializes
+//   the loop  that thread makes every Communicator call: it serializes
 //             each outgoing result once (tessera/graph/wire.hpp) and sends it to
 //             each rank that needs it, delivers what arrives into the Inbox,
 //             and relays errors. When its run ended, a rank tells every peer
@@ -176,7 +177,7 @@ std::exception_ptr rank_error(const RemoteError& e) {
       TaskError(Key(e.key_name, e.key_index), e.function, std::make_exception_ptr(Error(where))));
 }
 
-// The caller's thread during a run across ranks: all Communicator calls.
+// The network thread of a run across ranks: all Communicator calls.
 class Exchange {
  public:
   Exchange(const Plan& plan, Communicator& comm, Routes& routes, Inbox& inbox)
@@ -360,28 +361,33 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   local.stats = &local_stats;
   local.callbacks.push_back(exchange.hooks());
 
-  std::optional<Result> result;
-  std::exception_ptr run_error;
+  // The run on the caller's thread, the loop on a thread of its own: get
+  // keeps one oneTBB arena per calling thread for the next runs (a fresh
+  // thread per run would make and drop an arena each time, and oneTBB's
+  // recycling of task memory between such threads is invisible to
+  // ThreadSanitizer). One thread makes every Communicator call of the run.
+  std::exception_ptr run_error, loop_error;
   std::atomic<bool> done{false};
-  std::thread runner([&] {
+  std::thread net([&] {
     try {
-      result = sync ? get_sync(local_plan, local) : get(local_plan, local);
+      exchange.loop(done, run_error);
     } catch (...) {
-      run_error = std::current_exception();
+      // Only a failure of the transport itself (or memory) gets here: the run
+      // stops, and peers that still expect this rank's messages learn of it
+      // from the transport (under MPI, the job ends with this rank's exception).
+      loop_error = std::current_exception();
+      inbox->fail(loop_error);
     }
-    done.store(true, std::memory_order_release);
   });
+  std::optional<Result> result;
   try {
-    exchange.loop(done, run_error);
+    result = sync ? get_sync(local_plan, local) : get(local_plan, local);
   } catch (...) {
-    // Only a failure of the transport itself (or memory) gets here: the run
-    // stops, and peers that still expect this rank's messages learn of it from
-    // the transport (under MPI, the job ends when this rank's exception does).
-    inbox->fail(std::current_exception());
-    runner.join();
-    throw;
+    run_error = std::current_exception();
   }
-  runner.join();
+  done.store(true, std::memory_order_release);
+  net.join();
+  if (loop_error) std::rethrow_exception(loop_error);
   exchange.add_stats(local_stats);
   if (options.stats != nullptr) *options.stats = local_stats;
   if (const std::exception_ptr failure = exchange.failure()) {
