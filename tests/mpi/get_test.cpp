@@ -5,6 +5,7 @@
 // over ranks that are threads.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/ops/shape.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/mpi/communicator.hpp"
 #include "tessera/mpi/environment.hpp"
 #include "tessera/mpi/get.hpp"
 #include "tessera/scheduler/get.hpp"
@@ -35,9 +37,21 @@ bool same_block(const ta::NDArray& a, const ta::NDArray& b) {
 }  // namespace
 
 TEST_CASE("MPI get: dask's graphs give one process's results on rank 0, bit for bit") {
-  testing::for_each_checked_graph([](const Graph& g, const Keys& keys, const std::vector<uint64_t>& expected) {
-    const Result r = mpi::get(g, keys, {.num_workers = 2});
+  // The figures of the runs, summed over the ranks (rank 0 prints them).
+  const auto comm = mpi::world_communicator();
+  if (mpi::world_rank() == 0) std::printf("%-26s %8s %10s %12s\n", "ranks x graph", "tasks", "messages", "bytes");
+  testing::for_each_checked_graph([&](const std::string& name, const Graph& g, const Keys& keys, const std::vector<uint64_t>& expected) {
+    RunStats stats;
+    const Result r = mpi::get(g, keys, {.num_workers = 2, .stats = &stats});
     if (mpi::world_rank() == 0) CHECK(testing::checked_values(r) == expected);
+    const auto tasks = static_cast<long long>(Plan(g, keys).num_tasks());
+    int64_t messages = 0, bytes = 0;
+    for (int64_t m : comm->allgather(static_cast<int64_t>(stats.messages_sent))) messages += m;
+    for (int64_t b : comm->allgather(static_cast<int64_t>(stats.bytes_sent))) bytes += b;
+    if (mpi::world_rank() == 0) {
+      std::printf("%d x %-22s %8lld %10lld %12lld\n", mpi::world_size(), name.c_str(),
+                  tasks, static_cast<long long>(messages), static_cast<long long>(bytes));
+    }
   });
 }
 

@@ -84,9 +84,9 @@ inline std::vector<uint64_t> checked_values(const Result& r) {
   return out;
 }
 
-//! Calls `check(graph, keys, expected)` for each corpus file's checked_graph,
-//! its outputs and their values by get_sync, within a doctest CAPTURE of the
-//! file's name.
+//! Calls `check(name, graph, keys, expected)` for each corpus file: its name
+//! (the file's stem), its checked_graph, its outputs and their values by
+//! get_sync, within a doctest CAPTURE of the name.
 template <class F>
 void for_each_checked_graph(F&& check) {
   const auto files = corpus_files();
@@ -96,7 +96,7 @@ void for_each_checked_graph(F&& check) {
     const GraphFile f = load_graph_file(path.string(), ResultMemory::counted);
     const Graph g = checked_graph(f.graph);
     const Keys keys(f.outputs);
-    check(g, keys, checked_values(get_sync(g, keys)));
+    check(path.stem().string(), g, keys, checked_values(get_sync(g, keys)));
   }
 }
 

@@ -64,7 +64,7 @@ std::string what(const std::exception_ptr& e) {
 }  // namespace
 
 TEST_CASE("across thread ranks: dask's graphs give one process's results on rank 0, bit for bit") {
-  testing::for_each_checked_graph([](const Graph& g, const Keys& keys, const std::vector<uint64_t>& expected) {
+  testing::for_each_checked_graph([](const std::string&, const Graph& g, const Keys& keys, const std::vector<uint64_t>& expected) {
     for (int n : {2, 3, 4}) {
       CAPTURE(n);
       const auto runs = get_on_ranks(n, g, keys, {.num_workers = 2});
