@@ -228,7 +228,7 @@ class Exchange {
         told = true;
       }
       const Clock::time_point now = Clock::now();
-      // A sample per turn (a turn is at most ~100 us): no task ran and results are awaited.
+      // A sample per turn (turns are at most ~2 ms apart): no task ran and results are awaited.
       if (!told && running_.load(std::memory_order_relaxed) == 0 && inbox_.pending() > 0) {
         wait_ += std::chrono::duration<double>(now - last).count();
       }
@@ -239,7 +239,9 @@ class Exchange {
       } else if (++idle < 64) {
         std::this_thread::yield();
       } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        // Idle for longer: back off from 50 us to 1.6 ms between turns, so that
+        // a rank whose tasks run long spends no core on polling.
+        std::this_thread::sleep_for(std::chrono::microseconds(50) * (1 << std::min(idle / 64 - 1, 5)));
       }
     }
   }
