@@ -216,7 +216,33 @@ Graph Array::graph() const {
   return g;
 }
 
+namespace {
+
+// compute() across ranks (options.communicator): the blocks come to rank 0 (to
+// every rank with result_on_every_rank) as get's result, and are copied into
+// place there; store_into's tasks would write each rank's blocks into that
+// rank's own buffer.
+NDArray compute_across(const Array& x, const ComputeOptions& options) {
+  const std::vector<Key> keys = x.keys();
+  const Result r = tessera::get(x.graph(), Keys(keys), options);
+  if (!r[0].value().has_value()) return NDArray();  // a rank the result does not go to
+  NDArray out = NDArray::empty(x.dtype(), x.shape());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const std::vector<int64_t> block(keys[k].index().begin(), keys[k].index().end());
+    const Shape offset = x.chunks().block_offset(block), extent = x.chunks().block_shape(block);
+    const NDArray& b = block_value(r[k].value(), "compute");
+    check_block(b, extent, x.dtype(), keys[k], "compute");
+    std::vector<Slice> where;
+    for (size_t a = 0; a < offset.size(); ++a) where.emplace_back(offset[a], offset[a] + extent[a]);
+    out.slice(where).assign(b);
+  }
+  return out;
+}
+
+}  // namespace
+
 NDArray Array::compute(const ComputeOptions& options) const {
+  if (options.communicator) return compute_across(*this, options);
   if (chunks().total_blocks() == 1) {
     // The block itself, unless it is a view that is not C-contiguous.
     const Key k = keys().front();

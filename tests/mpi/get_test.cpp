@@ -73,6 +73,20 @@ TEST_CASE("MPI get: transpose, sums along each axis and x + x.T equal one proces
   }
 }
 
+TEST_CASE("MPI get: Array::compute with the world communicator assembles the array on rank 0, bit for bit") {
+  const ta::Array x = ta::random({12, 12}, std::vector<std::vector<int64_t>>{{4, 4, 4}, {6, 6}}, 7);
+  const ta::Array y = ta::sum(x + ta::transpose(x), {.axis = {1}, .keepdims = true}) + x;
+  const ta::NDArray got = y.compute({.num_workers = 2, .communicator = mpi::world_communicator()});
+  if (mpi::world_rank() == 0) {
+    CHECK(same_block(got, y.compute()));
+  } else {
+    CHECK(!got.has_value());
+  }
+  const ta::NDArray everywhere =
+      y.compute({.num_workers = 2, .communicator = mpi::world_communicator(), .result_on_every_rank = true});
+  CHECK(same_block(everywhere, y.compute()));
+}
+
 TEST_CASE("MPI get: a task that throws on the last rank stops every rank, each naming key and rank") {
   const int n = mpi::world_size();
   // One block per rank; every ("y", i) reads the last rank's ("x", n - 1), which throws.

@@ -110,7 +110,10 @@ class Array {
 
   //! Runs the graph with tessera's `get` and assembles the blocks into one
   //! contiguous C-order NDArray of `shape()` (for a single block, that block).
-  //! Throws TaskError when a task fails.
+  //! Throws TaskError when a task fails. With options.communicator the blocks
+  //! are computed across the ranks (tessera/scheduler/options.hpp) and the
+  //! array is assembled on rank 0 (on every rank with result_on_every_rank);
+  //! the other ranks get an NDArray without value (has_value() is false).
   NDArray compute(const ComputeOptions& options = {}) const;
 
   //! The value of a one-element array (e.g. `sum(x)`) as T. Throws TypeError
