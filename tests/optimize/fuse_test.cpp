@@ -30,6 +30,24 @@ TEST_CASE("fuse makes a linear chain one task computing the same value") {
   CHECK(evaluate(f, "c").as<int>() == evaluate(g, "c").as<int>());
 }
 
+//   x -> a -> b -> c   with b kept: a fuses into b; b and c stay apart
+TEST_CASE("fuse_targets and fuse_chain say what fuse merges, on the compiled ids") {
+  Graph g;
+  g.put("x", 5);
+  g.task("a", fn("inc", inc), ref("x"));
+  g.task("b", fn("inc", inc), ref("a"));
+  g.task("c", fn("twice", twice), ref("b"));
+  const CompiledGraph c = compile(g);
+  const uint32_t n = c.size();
+  CHECK(fuse_targets(g, c, {}) == std::vector<uint32_t>{n, 2, 3, n});  // x is a literal
+  CHECK(fuse_chain(c, fuse_targets(g, c, {}), 3) == std::vector<uint32_t>{1, 2, 3});
+  const std::vector<Key> keep{"b"};
+  const std::vector<uint32_t> into = fuse_targets(g, c, keep);
+  CHECK(into == std::vector<uint32_t>{n, 2, n, n});
+  CHECK(fuse_chain(c, into, 2) == std::vector<uint32_t>{1, 2});
+  CHECK(fuse_chain(c, into, 3) == std::vector<uint32_t>{3});
+}
+
 //   x -> a -> b -> c   with b requested: a+b fused, c stays (reads b)
 TEST_CASE("fuse keeps requested keys resolvable") {
   Graph g;
