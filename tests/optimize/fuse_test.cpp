@@ -14,15 +14,20 @@ int inc(int x) { return x + 1; }
 int twice(int x) { return 2 * x; }
 int add(int a, int b) { return a + b; }
 int neg(int x) { return -x; }
-}  // namespace
 
-//   x -> a -> b -> c      (c = twice(inc(inc(x))))
-TEST_CASE("fuse makes a linear chain one task computing the same value") {
+//   x -> a -> b -> c      (c = twice(inc(inc(x))), x = 5)
+Graph chain() {
   Graph g;
   g.put("x", 5);
   g.task("a", fn("inc", inc), ref("x"));
   g.task("b", fn("inc", inc), ref("a"));
   g.task("c", fn("twice", twice), ref("b"));
+  return g;
+}
+}  // namespace
+
+TEST_CASE("fuse makes a linear chain one task computing the same value") {
+  const Graph g = chain();
   Graph f = fuse(g, {"c"});
   CHECK(f.keys() == std::vector<Key>{"x", "c"});
   CHECK(f.at("c").task().function_name() == "inc+inc+twice");
@@ -32,11 +37,7 @@ TEST_CASE("fuse makes a linear chain one task computing the same value") {
 
 //   x -> a -> b -> c   with b kept: a fuses into b; b and c stay apart
 TEST_CASE("fuse_targets and fuse_chain say what fuse merges, on the compiled ids") {
-  Graph g;
-  g.put("x", 5);
-  g.task("a", fn("inc", inc), ref("x"));
-  g.task("b", fn("inc", inc), ref("a"));
-  g.task("c", fn("twice", twice), ref("b"));
+  const Graph g = chain();
   const CompiledGraph c = compile(g);
   const uint32_t n = c.size();
   CHECK(fuse_targets(g, c, {}) == std::vector<uint32_t>{n, 2, 3, n});  // x is a literal
