@@ -97,36 +97,6 @@ ta::Shape positive_list(const std::string& text, const std::string& option, cons
   return out;
 }
 
-// UsageError naming --max-mem unless each worker can hold its blocks of `target`,
-// in shards of `inner` chunks when sharded: a shard's index (16 bytes per inner
-// chunk) is held three times while the shard is encoded (filled, encoded, written).
-void check_max_mem(const ta::Chunks& target, const ta::Shape& inner, const ta::DType& dtype, int64_t max_mem,
-                   int64_t block_limit, long workers) {
-  const auto times = [](int64_t a, int64_t b) { return b > 0 && a > INT64_MAX / b ? INT64_MAX : a * b; };
-  int64_t block = static_cast<int64_t>(dtype.itemsize());
-  int64_t index = inner.empty() ? 0 : 48;
-  const ta::Shape shape = target.max_block_shape();
-  for (size_t a = 0; a < shape.size(); ++a) {
-    block = times(block, shape[a]);
-    if (!inner.empty()) index = times(index, (shape[a] + inner[a] - 1) / inner[a]);
-  }
-  if (index > 0 && block <= block_limit && index > block_limit - block) {
-    throw UsageError("--max-mem: " + std::to_string(max_mem) + " bytes cannot hold a shard of " +
-                     ta::shape_str(shape) + " with its index of " + std::to_string(index / 48) +
-                     " inner chunks of --chunks " + ta::shape_str(inner) + " (" + std::to_string(index) +
-                     " bytes while written, 48 per inner chunk) within the " + std::to_string(block_limit) +
-                     " bytes a worker may hold; choose larger --chunks, a smaller --shard or a larger --max-mem");
-  }
-  if (block <= block_limit) return;
-  const int64_t per_block = 2 * workers + 2;
-  const int64_t needed = block > INT64_MAX / per_block ? INT64_MAX : block * per_block;
-  throw UsageError("--max-mem: " + std::to_string(max_mem) + " bytes cannot hold the blocks of --chunks " +
-                   ta::shape_str(target.max_block_shape()) + " (" + std::to_string(block) + " bytes each, " +
-                   std::to_string(per_block) + " of them with " + std::to_string(workers) +
-                   " workers); the smallest --max-mem that works is " + std::to_string(needed) +
-                   " bytes, or choose smaller --chunks or fewer --workers");
-}
-
 // `--dry-run`: the plan across --ranks ranks of the array SRC holds, or of the one --shape, --dtype and
 // --src-chunks describe; nothing is read but SRC's metadata, and nothing is written.
 int dry_run(const Options& o) {
@@ -140,14 +110,14 @@ int dry_run(const Options& o) {
   if (!shape_text && o.src.empty()) throw UsageError("missing SRC (or --shape)");
   const std::optional<std::string> src = shape_text ? std::nullopt : std::optional(o.src);
   const int64_t max_mem = ta::parse_bytes(o.max_mem);
-  const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
-  const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
+  const ta::RechunkLimits limits = command_limits(max_mem, workers);
+  const int64_t block_limit = limits.block_limit;
   ta::Chunks from;
   ta::Chunks stored;  // what `keep` keeps
   ta::DType dtype;
   if (src) {
     if (dtype_text || src_chunks) throw UsageError("--dtype and --src-chunks describe an array with --shape, not SRC");
-    const Source x = open_source(*src, limits);
+    const ta::RechunkSource x = open_source(*src, limits);
     from = x.array.chunks();
     stored = x.stored;
     dtype = x.array.dtype();
@@ -215,8 +185,8 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
   ta::StoreOptions store{.overwrite = overwrite, .protect = {src}, .zarr = format};
   std::optional<ta::Array> x;
   ta::Chunks target;
-  const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
-  const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
+  const ta::RechunkLimits limits = command_limits(max_mem, workers);
+  const int64_t block_limit = limits.block_limit;
   std::exception_ptr failure;
   try {
     if (comm->rank() == 0) {
@@ -228,7 +198,7 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
     if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
       throw InputError(dst, "exists; pass --overwrite to replace it");
     }
-    const Source source = open_source(src, limits);
+    const ta::RechunkSource source = open_source(src, limits);
     x = source.array;
     check_chunks_fit(axes, x->ndim());
     try {
@@ -236,7 +206,7 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
     } catch (const ChunkError& e) {
       throw UsageError(std::string("--chunks: ") + e.what());
     }
-    check_max_mem(target, format.inner_chunks, x->dtype(), max_mem, block_limit, workers);
+    check_max_mem(target, format.inner_chunks, x->dtype(), limits);
     check_graph(x->chunks(), target, limits);
   } catch (...) {
     failure = std::current_exception();
@@ -250,7 +220,7 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
   options.communicator = comm;
   try {
     (void)ta::rechunk_store(*x, target, dst, options);
-  } catch (const ValueError& e) {  // a codec the target format cannot take, on every rank
+  } catch (const CodecSpecError& e) {  // a codec the target format cannot take, on every rank
     throw UsageError(std::string("--codec: ") + e.what());
   }
   if (comm->rank() == 0) {
@@ -300,9 +270,9 @@ int run(const Options& o) {
     throw InputError(dst, e.what());
   }
 
-  const int64_t block_limit = std::max<int64_t>(max_mem / (2 * workers + 2), 1);
-  const SourceLimits limits{max_mem, block_limit, ta::rechunk_graph_budget(max_mem), workers};
-  const Source source = open_source(src, limits);
+  const ta::RechunkLimits limits = command_limits(max_mem, workers);
+  const int64_t block_limit = limits.block_limit;
+  const ta::RechunkSource source = open_source(src, limits);
   const ta::Array& x = source.array;
   check_chunks_fit(axes, x.ndim(), target_option);
   const ta::RechunkSpec spec(axes);
@@ -312,7 +282,7 @@ int run(const Options& o) {
   } catch (const ChunkError& e) {
     throw UsageError(target_option + ": " + e.what());
   }
-  check_max_mem(target, format.inner_chunks, x.dtype(), max_mem, block_limit, workers);
+  check_max_mem(target, format.inner_chunks, x.dtype(), limits);
   check_graph(x.chunks(), target, limits);
   const fs::path dst_dir = fs::absolute(dst).parent_path();
   const ta::RechunkOptions options{.method = method,
@@ -347,7 +317,7 @@ int run(const Options& o) {
       }
       throw;
     }
-  } catch (const ValueError& e) {  // a codec the target format cannot take, found before writing
+  } catch (const CodecSpecError& e) {  // a codec the target format cannot take, found before writing
     throw UsageError(std::string("--codec: ") + e.what());
   } catch (const Cancelled&) {
     if (interrupts.signal() == 0) throw;

@@ -1,49 +1,39 @@
-// tools/rechunk_source.hpp — what `tessera rechunk` reads, and the check that
-// its task graph fits --max-mem.
+// tools/rechunk_source.hpp — what `tessera rechunk` reads, and its checks
+// against --max-mem, as the command reports them.
 //
-// A task costs about a kilobyte of memory however small its block, so a store
-// of 2^20 one-byte chunks read one task per chunk needs a gigabyte of graph to
-// move one megabyte. The source is therefore read in blocks of many small
-// chunks each (whole chunks, C-order neighbours first), each block read by one
-// task; and a rechunk whose graph would still pass the part of --max-mem left
-// for it (rechunk_graph_budget) is refused before anything is built, naming
-// the chunk count that makes it so.
+// The reading and the checks are the library's (rechunk_path.hpp: a store of
+// small chunks is read many chunks a task; blocks, a shard's index and the task
+// graph are checked against --max-mem before anything is built), shared with
+// Python's tessera.rechunk; here they name the command's options and their
+// refusals become UsageErrors (exit status 2), an unreadable source an InputError.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "tessera/array/array.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/dtype.hpp"
+#include "tessera/array/rechunk/rechunk_path.hpp"
 
 namespace tessera::tool {
 
-//! What `tessera rechunk` may hold: bytes per block, bytes of graph, workers.
-struct SourceLimits {
-  int64_t max_mem = 0;       //!< --max-mem, for messages
-  int64_t block_limit = 0;   //!< bytes a block may have
-  int64_t graph_budget = 0;  //!< bytes the task graph may have (rechunk_graph_budget)
-  long workers = 1;
-};
+//! What `tessera rechunk` may hold under --max-mem with --workers, its
+//! refusals naming --max-mem, --chunks, --shard and --workers.
+array::RechunkLimits command_limits(int64_t max_mem, long workers);
 
-//! The array to rechunk and the chunks it is stored in (what `keep` keeps).
-struct Source {
-  array::Array array;
-  array::Chunks stored;
-};
+//! The .npy file or zarr store `src` (array::open_rechunk_source). Throws
+//! InputError for an unreadable source; UsageError naming --max-mem and the
+//! chunk count when the reading tasks alone pass the graph budget, or a shard's
+//! index passes the block limit.
+array::RechunkSource open_source(const std::string& src, const array::RechunkLimits& limits);
 
-//! The .npy file or zarr store `src`, in blocks under `limits.block_limit`: a
-//! .npy file in runs of whole rows, a zarr store in blocks of its chunks,
-//! grouped while they are small (see the file comment). Throws InputError for
-//! an unreadable source; UsageError naming --max-mem and the chunk count when
-//! the reading tasks alone pass the graph budget, or a shard's index passes
-//! the block limit (the index is held, 16 bytes per inner chunk, while a shard
-//! is read).
-Source open_source(const std::string& src, const SourceLimits& limits);
+//! UsageError naming --max-mem unless each worker can hold its blocks of
+//! `target` (in shards of `inner` chunks when sharded): array::check_rechunk_memory.
+void check_max_mem(const array::Chunks& target, const array::Shape& inner, const array::DType& dtype,
+                   const array::RechunkLimits& limits);
 
 //! UsageError naming --max-mem and the chunk counts unless the graph of reading
-//! `from`, rechunking to `to` and storing fits `limits.graph_budget`.
-void check_graph(const array::Chunks& from, const array::Chunks& to, const SourceLimits& limits);
+//! `from`, rechunking to `to` and storing fits the graph budget: array::check_rechunk_graph.
+void check_graph(const array::Chunks& from, const array::Chunks& to, const array::RechunkLimits& limits);
 
 }  // namespace tessera::tool

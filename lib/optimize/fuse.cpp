@@ -66,20 +66,45 @@ std::vector<uint8_t> marks(const Graph& g, std::span<const Key> keys) {
 
 }  // namespace
 
-Graph fuse(const Graph& g, std::span<const Key> keys) {
-  const CompiledGraph c = compile(g);
+std::vector<uint32_t> fuse_targets(const Graph& g, const CompiledGraph& c, std::span<const Key> keys) {
   topological_order(g, c);  // refuse cycles before walking chains
   const uint32_t n = c.size();
   const std::vector<uint8_t> keep = marks(g, keys);
-  // into[i]: the reader that task i is fused into, or n.
   std::vector<uint32_t> into(n, n);
-  std::vector<uint8_t> has_link(n, 0);  // a task with a fused link above it
   for (uint32_t i = 0; i < n; ++i) {
     if (!g.node(i).is_task() || keep[i] || c.dependents(i).size() != 1) continue;
     const uint32_t reader = c.dependents(i)[0];
     if (!g.node(reader).is_task() || c.dependencies(reader).size() != 1) continue;
     into[i] = reader;
-    has_link[reader] = 1;
+  }
+  return into;
+}
+
+std::vector<uint32_t> fuse_chain(const CompiledGraph& c, std::span<const uint32_t> into, uint32_t end) {
+  // Walk up the chain from its end (each link is its reader's only dependency).
+  std::vector<uint32_t> chain{end};
+  for (bool more = true; more;) {
+    more = false;
+    for (uint32_t d : c.dependencies(chain.back())) {
+      if (into[d] == chain.back()) {
+        chain.push_back(d);
+        more = true;
+        break;
+      }
+    }
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+Graph fuse(const Graph& g, std::span<const Key> keys) {
+  const CompiledGraph c = compile(g);
+  const uint32_t n = c.size();
+  // into[i]: the reader that task i is fused into, or n.
+  const std::vector<uint32_t> into = fuse_targets(g, c, keys);
+  std::vector<uint8_t> has_link(n, 0);  // a task with a fused link above it
+  for (uint32_t i = 0; i < n; ++i) {
+    if (into[i] != n) has_link[into[i]] = 1;
   }
   Graph out;
   out.reserve(n);
@@ -89,19 +114,7 @@ Graph fuse(const Graph& g, std::span<const Key> keys) {
       out.set(g.key(i), g.node(i));
       continue;
     }
-    // Walk up the chain from its end, then run it top-down.
-    std::vector<uint32_t> chain{i};
-    for (bool more = true; more;) {
-      more = false;
-      for (uint32_t d : c.dependencies(chain.back())) {
-        if (into[d] == chain.back()) {
-          chain.push_back(d);
-          more = true;
-          break;
-        }
-      }
-    }
-    std::reverse(chain.begin(), chain.end());
+    const std::vector<uint32_t> chain = fuse_chain(c, into, i);  // run top-down
     std::vector<std::pair<Key, Task>> steps;
     std::string name;
     for (uint32_t id : chain) {

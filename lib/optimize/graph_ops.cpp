@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <absl/container/flat_hash_set.h>
+
 #include "tessera/graph/error.hpp"
 
 namespace tessera {
@@ -104,6 +106,15 @@ class Culler {
   std::vector<uint8_t> on_chain_;
 };
 
+// The nodes `ids` of `g`, in `g`'s insertion order.
+Graph subgraph(const Graph& g, std::vector<uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  Graph out;
+  out.reserve(ids.size());
+  for (uint32_t i : ids) out.set(g.key(i), g.node(i));
+  return out;
+}
+
 }  // namespace
 
 CulledIds cull_ids(const Graph& g, const CompiledGraph& c, std::span<const uint32_t> roots,
@@ -122,11 +133,21 @@ Graph cull(const Graph& g, std::span<const Key> keys) {
   const CulledIds culled = cull_ids(g, c, roots);
   std::vector<uint32_t> keep = culled.nodes;
   keep.insert(keep.end(), culled.aliases.begin(), culled.aliases.end());
-  std::sort(keep.begin(), keep.end());
-  Graph out;
-  out.reserve(keep.size());
-  for (uint32_t i : keep) out.set(g.key(i), g.node(i));
-  return out;
+  return subgraph(g, std::move(keep));
+}
+
+Graph cull_one(const Graph& g, const CompiledGraph& c, uint32_t root) {
+  // A walk over what `root` needs only (a set, not a mark per id of `g`).
+  absl::flat_hash_set<uint32_t> seen{root};
+  std::vector<uint32_t> stack{root};
+  while (!stack.empty()) {
+    const uint32_t i = stack.back();
+    stack.pop_back();
+    for (uint32_t d : c.dependencies(i)) {
+      if (seen.insert(d).second) stack.push_back(d);
+    }
+  }
+  return subgraph(g, std::vector<uint32_t>(seen.begin(), seen.end()));
 }
 
 std::vector<uint32_t> find_cycle(const CompiledGraph& c) {

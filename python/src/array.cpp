@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "numpy_bridge.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
@@ -35,31 +36,6 @@ namespace py = pybind11;
 namespace ta = tessera::array;
 
 namespace tessera::python {
-
-namespace {
-
-std::string short_repr(const py::handle& h) { return std::string(py::repr(h)).substr(0, 40); }
-
-// One axis of a chunk specification: an int (-1: whole axis), None (whole axis), "auto", or a tuple of sizes.
-ta::AxisChunks axis_chunks(const py::handle& h) {
-  if (h.is_none()) return ta::AxisChunks(std::nullopt);
-  if (py::isinstance<py::str>(h)) return ta::AxisChunks(h.cast<std::string>());
-  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) return ta::AxisChunks(h.cast<int64_t>());
-  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) return ta::AxisChunks(h.cast<std::vector<int64_t>>());
-  throw ChunkError("chunks: expected an int, -1, None, 'auto' or a tuple of sizes per axis, found " + short_repr(h));
-}
-
-// A chunk specification as dask's normalize_chunks takes it: an int, "auto" (or "64MiB"), or one entry per axis.
-ta::ChunkSpec chunk_spec(const py::object& chunks) {
-  if (py::isinstance<py::str>(chunks)) return ta::ChunkSpec(chunks.cast<std::string>());
-  if (py::isinstance<py::int_>(chunks) && !py::isinstance<py::bool_>(chunks)) return ta::ChunkSpec(chunks.cast<int64_t>());
-  if (py::isinstance<py::tuple>(chunks) || py::isinstance<py::list>(chunks)) {
-    std::vector<ta::AxisChunks> axes;
-    for (const py::handle h : chunks) axes.push_back(axis_chunks(h));
-    return ta::ChunkSpec(std::move(axes));
-  }
-  throw ChunkError("chunks: expected an int, 'auto' or one entry per axis, found " + short_repr(chunks));
-}
 
 py::dtype numpy_dtype(ta::DType d) { return py::dtype(d.str()); }
 
@@ -87,6 +63,31 @@ ta::NDArray from_numpy_copy(const py::array& in) {
   ta::NDArray out = ta::NDArray::empty(dtype, shape);
   if (out.nbytes() > 0) std::memcpy(out.data(), c.data(), out.nbytes());
   return out;
+}
+
+namespace {
+
+std::string short_repr(const py::handle& h) { return std::string(py::repr(h)).substr(0, 40); }
+
+// One axis of a chunk specification: an int (-1: whole axis), None (whole axis), "auto", or a tuple of sizes.
+ta::AxisChunks axis_chunks(const py::handle& h) {
+  if (h.is_none()) return ta::AxisChunks(std::nullopt);
+  if (py::isinstance<py::str>(h)) return ta::AxisChunks(h.cast<std::string>());
+  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) return ta::AxisChunks(h.cast<int64_t>());
+  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) return ta::AxisChunks(h.cast<std::vector<int64_t>>());
+  throw ChunkError("chunks: expected an int, -1, None, 'auto' or a tuple of sizes per axis, found " + short_repr(h));
+}
+
+// A chunk specification as dask's normalize_chunks takes it: an int, "auto" (or "64MiB"), or one entry per axis.
+ta::ChunkSpec chunk_spec(const py::object& chunks) {
+  if (py::isinstance<py::str>(chunks)) return ta::ChunkSpec(chunks.cast<std::string>());
+  if (py::isinstance<py::int_>(chunks) && !py::isinstance<py::bool_>(chunks)) return ta::ChunkSpec(chunks.cast<int64_t>());
+  if (py::isinstance<py::tuple>(chunks) || py::isinstance<py::list>(chunks)) {
+    std::vector<ta::AxisChunks> axes;
+    for (const py::handle h : chunks) axes.push_back(axis_chunks(h));
+    return ta::ChunkSpec(std::move(axes));
+  }
+  throw ChunkError("chunks: expected an int, 'auto' or one entry per axis, found " + short_repr(chunks));
 }
 
 ta::Array from_numpy(const py::array& data, const py::object& chunks) {
@@ -145,17 +146,10 @@ void store(const ta::Array& x, const std::string& path, const std::optional<std:
   ta::StoreOptions options;
   options.overwrite = overwrite;
   options.zarr.codec = codec.value_or("none");
-  options.zarr.zarr_format = zarr_format.value_or(2);
-  if (options.zarr.zarr_format != 2 && options.zarr.zarr_format != 3) {
-    throw ChunkError("zarr_format: expected 2 or 3, found " + std::to_string(options.zarr.zarr_format));
-  }
+  options.zarr.zarr_format = zarr_format.value_or(2);  // zarr::create checks it
   options.compute.num_workers = num_workers.value_or(0);
   py::gil_scoped_release unlocked;
-  try {
-    ta::store(x, path, options);
-  } catch (const std::invalid_argument& e) {  // a codec the format cannot take
-    throw ChunkError(std::string("codec: ") + e.what());
-  }
+  ta::store(x, path, options);  // a bad codec: a CodecSpecError, tessera.ChunkError "codec: ..."
 }
 
 ta::Array reduce(ta::Array (*f)(const ta::Array&, const ta::ReduceOptions&), const ta::Array& x,

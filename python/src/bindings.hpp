@@ -17,4 +17,7 @@ void bind_rechunk(pybind11::module_& m);
 //! tessera.array: lazy chunked arrays over tessera::array (submodule _tessera._array).
 void bind_array(pybind11::module_& m);
 
+//! tessera.array.to_dask / from_dask's C++ halves (_Blocks, _from_graph), in the submodule _array.
+void bind_dask_bridge(pybind11::module_& m);
+
 }  // namespace tessera::python

@@ -31,6 +31,7 @@
 #include "tessera/diagnostics/report.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
+#include "tessera/optimize/fuse.hpp"
 #include "tessera/optimize/order.hpp"
 #include "tessera/scheduler/get.hpp"
 
@@ -179,6 +180,40 @@ py::dict cull_dependencies(const py::dict& dsk, const py::object& request) {
   return out;
 }
 
+// What tessera's fuse merges in a dask graph: the chains (each a list of
+// Python keys, top-down, the last the key that stays) and every remaining key
+// with the keys it reads once the chains are merged (a chain reads what its
+// first task reads). tessera.fuse composes the chains' tasks in Python.
+py::tuple fuse_chains(const py::dict& dsk, const py::object& request) {
+  KeyMap key_map;
+  Converted c = convert(dsk, key_map, std::make_shared<ResultPolicy>());
+  const std::vector<Key> keep = request.is_none() ? std::vector<Key>{} : convert_request(request, key_map).flatten();
+  const CompiledGraph compiled = compile(c.graph);
+  const uint32_t n = compiled.size();
+  const std::vector<uint32_t> into = fuse_targets(c.graph, compiled, keep);
+  std::vector<uint8_t> has_link(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (into[i] != n) has_link[into[i]] = 1;
+  }
+  py::list chains;
+  py::dict dependencies;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (into[i] != n) continue;
+    uint32_t top = i;
+    if (has_link[i]) {
+      const std::vector<uint32_t> chain = fuse_chain(compiled, into, i);
+      py::list keys;
+      for (uint32_t id : chain) keys.append(c.keys[id]);
+      chains.append(keys);
+      top = chain.front();
+    }
+    py::set deps;
+    for (const Key& d : c.graph.dependencies(top)) deps.add(c.python_key(d));
+    dependencies[c.keys[i]] = deps;
+  }
+  return py::make_tuple(chains, dependencies);
+}
+
 }  // namespace
 
 void bind_mapped_buffer(py::module_& m) {
@@ -202,6 +237,8 @@ void bind_get(py::module_& m) {
   m.def("_order", &order, py::arg("dsk"), "tessera's order priorities of a dask graph (a dict).");
   m.def("_cull_dependencies", &cull_dependencies, py::arg("dsk"), py::arg("keys"),
         "The keys that `keys` need, each with the keys it reads.");
+  m.def("_fuse_chains", &fuse_chains, py::arg("dsk"), py::arg("keys"),
+        "The chains tessera's fuse merges in a dask graph, and the dependencies once merged.");
 }
 
 }  // namespace tessera::python

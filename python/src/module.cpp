@@ -8,4 +8,6 @@ PYBIND11_MODULE(_tessera, m) {
   tessera::python::bind_get(m);
   tessera::python::bind_rechunk(m);
   tessera::python::bind_array(m);
+  pybind11::module_ array = m.attr("_array");
+  tessera::python::bind_dask_bridge(array);
 }

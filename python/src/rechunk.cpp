@@ -8,8 +8,11 @@
 //
 // tessera::Error and its subclasses reach Python as tessera.Error (a
 // RuntimeError) and subclasses with tessera's message: ChunkError (also a
-// ValueError), StorageError, TypeError (also Python's TypeError), Cancelled,
-// TaskError; MemoryLimitError is the class bind_get registered.
+// ValueError; a BudgetError is one), StorageError, TypeError (also Python's
+// TypeError), ValueError (also Python's ValueError), Cancelled, TaskError;
+// MemoryLimitError is the class bind_get registered. A CodecSpecError, whose
+// spec can only have come from a `codec=` argument, is a ChunkError saying
+// "codec: ...", as `tessera rechunk` says "--codec: ...".
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -40,6 +43,7 @@ struct ErrorClasses {
   PyObject* chunk = nullptr;
   PyObject* storage = nullptr;
   PyObject* type = nullptr;
+  PyObject* value = nullptr;
   PyObject* cancelled = nullptr;
   PyObject* task = nullptr;
   PyObject* memory = nullptr;
@@ -59,12 +63,16 @@ void translate(std::exception_ptr p) {
     if (p) std::rethrow_exception(p);
   } catch (const MemoryLimitError& e) {
     PyErr_SetString(classes.memory, e.what());
+  } catch (const CodecSpecError& e) {
+    PyErr_SetString(classes.chunk, (std::string("codec: ") + e.what()).c_str());
   } catch (const ChunkError& e) {
     PyErr_SetString(classes.chunk, e.what());
   } catch (const StorageError& e) {
     PyErr_SetString(classes.storage, e.what());
   } catch (const tessera::TypeError& e) {
     PyErr_SetString(classes.type, e.what());
+  } catch (const tessera::ValueError& e) {
+    PyErr_SetString(classes.value, e.what());
   } catch (const Cancelled& e) {
     PyErr_SetString(classes.cancelled, e.what());
   } catch (const TaskError& e) {
@@ -157,10 +165,7 @@ py::dict rechunk(const std::string& source, const std::string& target, const py:
   }
   options.scratch_dir = scratch.value_or("");
   options.format.codec = codec.value_or("none");
-  options.format.zarr_format = zarr_format.value_or(shard.is_none() ? 2 : 3);
-  if (options.format.zarr_format != 2 && options.format.zarr_format != 3) {
-    throw ChunkError("zarr_format: expected 2 or 3, found " + std::to_string(options.format.zarr_format));
-  }
+  options.format.zarr_format = zarr_format.value_or(shard.is_none() ? 2 : 3);  // zarr::create checks it
   // With shards, `chunks` are the inner chunks of each shard and the store's chunks are the shards.
   std::optional<ta::RechunkSpec> spec;
   if (!shard.is_none()) {
@@ -179,11 +184,7 @@ py::dict rechunk(const std::string& source, const std::string& target, const py:
   std::optional<diagnostics::ProgressBar> bar;
   if (progress) options.compute.callbacks.push_back(bar.emplace().callbacks());
   ta::RechunkStoreResult done;
-  try {
-    run_watched([&] { done = ta::rechunk_path(source, target, *spec, options); }, options.compute.cancel);
-  } catch (const ValueError& e) {  // a codec the target format cannot take
-    throw ChunkError(std::string("codec: ") + e.what());
-  }
+  run_watched([&] { done = ta::rechunk_path(source, target, *spec, options); }, options.compute.cancel);
   py::dict out;
   py::list sizes;
   for (const auto& axis : done.chunks.sizes()) sizes.append(py::tuple(py::cast(axis)));
@@ -203,6 +204,8 @@ void bind_rechunk(py::module_& m) {
                               "A file or store that could not be read or written, or may not be replaced.");
   classes.type = new_class(m, "TypeError", py::make_tuple(error, py::handle(PyExc_TypeError)),
                            "A value of another type than the one expected.");
+  classes.value = new_class(m, "ValueError", py::make_tuple(error, py::handle(PyExc_ValueError)),
+                            "An argument tessera does not accept (a storage format, a count, a list of the wrong size).");
   classes.cancelled = new_class(m, "Cancelled", py::make_tuple(error), "A run stopped through its cancellation.");
   classes.task = new_class(m, "TaskError", py::make_tuple(error), "A task of a run failed.");
   classes.memory = m.attr("MemoryLimitError").ptr();

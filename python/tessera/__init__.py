@@ -5,9 +5,9 @@ memory budget run in C++ (tessera.get), only the task bodies in Python.
     dask.config.set(scheduler=tessera.get)     # every compute() now runs on tessera
 """
 from . import array
-from ._get import cull, get, order
+from ._get import cull, fuse, get, order
 from ._tessera import (Cancelled, ChunkError, Error, MemoryLimitError, StorageError, TaskError, TypeError,
-                       rechunk)
+                       ValueError, rechunk)
 
-__all__ = ["get", "order", "cull", "rechunk", "Error", "ChunkError", "StorageError", "Cancelled",
-           "TaskError", "MemoryLimitError"]
+__all__ = ["get", "order", "cull", "fuse", "rechunk", "Error", "ChunkError", "StorageError", "Cancelled",
+           "TaskError", "MemoryLimitError", "TypeError", "ValueError"]

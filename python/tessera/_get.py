@@ -234,3 +234,32 @@ def cull(dsk, keys):
             raise KeyError(k)
     dependencies = _tessera._cull_dependencies(dsk, keys)
     return {k: dsk[k] for k in dependencies}, dependencies
+
+
+def fuse(dsk, keys=None, dependencies=None):
+    """Linear chains of ``dsk`` merged into one task each, as ``dask.optimization.fuse``
+    returns them: ``(graph, dependencies)``, with ``dependencies`` a dict key -> set of keys.
+
+    tessera's rule (tessera::fuse, dask's ``fuse_linear``): a task is merged into its
+    reader when it has exactly one reader, that reader reads nothing else, and the task is
+    not in ``keys``. The merged task keeps the key of the chain's last task, its
+    expression the chain's tasks substituted into one another (``dask.core.subs``). So the
+    keys in ``keys``, and every key that is no link of a chain, stay and compute the same
+    values; unlike dask's ``fuse``, keys are not renamed (dask's ``rename_keys``) and
+    wider shapes dask may fuse with ``ave_width`` (a task read by several) stay apart.
+    ``dependencies`` is accepted for dask's signature and not needed.
+    """
+    from dask.core import subs
+
+    dsk = _as_dict(dsk)
+    if keys is not None and not isinstance(keys, list):
+        keys = [keys]
+    chains, deps = _tessera._fuse_chains(dsk, keys)
+    out = dict(dsk)
+    for chain in chains:
+        task = dsk[chain[0]]
+        for link, reader in zip(chain, chain[1:]):
+            task = subs(dsk[reader], link, task)
+            del out[link]
+        out[chain[-1]] = task
+    return out, deps

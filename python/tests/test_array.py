@@ -133,6 +133,6 @@ def test_errors_carry_tessera_messages_and_write_nothing(tmp_path, a):
     with pytest.raises(tessera.StorageError, match="will not replace it"):
         ta.store(x, str(foreign), overwrite=True)
     assert os.listdir(foreign) == ["cat.jpg"]
-    with pytest.raises(tessera.ChunkError, match="zarr_format: expected 2 or 3, found 5"):
+    with pytest.raises(tessera.ValueError, match="zarr_format: expected 2 or 3, found 5"):
         ta.store(x, str(tmp_path / "z.zarr"), zarr_format=5)
     assert sorted(os.listdir(tmp_path)) == sorted(before + ["photos"])

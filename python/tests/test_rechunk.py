@@ -139,7 +139,7 @@ def test_max_mem_too_small_for_the_blocks(tmp_path, source):
         ({"max_mem": "lots"}, tessera.ChunkError, "max_mem: "),
         ({"max_mem": 0}, tessera.ChunkError, "max_mem: expected a positive size, found 0"),
         ({"method": "magic"}, tessera.ChunkError, "method: expected 'auto', 'tasks' or 'shuffle', found 'magic'"),
-        ({"zarr_format": 4}, tessera.ChunkError, "zarr_format: expected 2 or 3, found 4"),
+        ({"zarr_format": 4}, tessera.ValueError, "zarr_format: expected 2 or 3, found 4"),
         ({"shard": (40, 30)}, tessera.ChunkError, "shard: needs zarr_format=3"),
         ({"codec": "lz4", "zarr_format": 3}, tessera.ChunkError, "codec: "),
     ],
@@ -149,9 +149,101 @@ def test_bad_options(tmp_path, source, kwargs, error, message):
     if "shard" in kwargs:
         kwargs["zarr_format"] = 2
     before = listing(tmp_path)
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as info:
         tessera.rechunk(src, str(tmp_path / "out.zarr"), (20, 15), progress=False, **kwargs)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, tessera.Error)
     assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "codec, message",
+    [
+        ("snappy", "codec: unknown codec 'snappy'; expected none, blosc"),
+        ("blosc:fast", "codec: codec blosc: expected CNAME blosclz, lz4, lz4hc, zlib or zstd, found 'fast'"),
+        ("zstd:99", "codec: codec zstd: expected an integer from"),
+    ],
+)
+def test_a_bad_codec_spec_is_a_chunk_error_naming_codec(tmp_path, source, codec, message):
+    src, _ = source
+    before = listing(tmp_path)
+    with pytest.raises(tessera.ChunkError, match=message):
+        tessera.rechunk(src, str(tmp_path / "out.zarr"), (20, 15), codec=codec, progress=False)
+    assert listing(tmp_path) == before
+
+
+def test_other_value_errors_are_not_codec_errors(tmp_path, source):
+    """Only a codec spec's errors say "codec:"; a bad format is tessera.ValueError, a Python ValueError."""
+    src, _ = source
+    with pytest.raises(tessera.ValueError) as info:
+        tessera.rechunk(src, str(tmp_path / "out.zarr"), (20, 15), zarr_format=1, progress=False)
+    assert str(info.value) == "zarr_format: expected 2 or 3, found 1"
+    assert not isinstance(info.value, tessera.ChunkError)
+    x = tessera.array.from_zarr(src)
+    with pytest.raises(tessera.ValueError, match="^zarr_format: expected 2 or 3, found 5$"):
+        tessera.array.store(x, str(tmp_path / "x.zarr"), zarr_format=5)
+    with pytest.raises(tessera.ChunkError, match="^codec: unknown codec 'snappy'"):
+        tessera.array.store(x, str(tmp_path / "x.zarr"), codec="snappy")
+    assert listing(tmp_path) == ["rows.zarr"]
+
+
+HUGE_V3 = {
+    "zarr_format": 3, "node_type": "array", "shape": [16777216, 8388608], "data_type": "float64",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [256, 256]}},
+    "chunk_key_encoding": {"name": "default"}, "fill_value": 0.0,
+    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+}
+HUGE_V2 = {
+    "zarr_format": 2, "shape": [16777216, 8388608], "chunks": [256, 256], "dtype": "<f8",
+    "compressor": None, "filters": None, "fill_value": 0.0, "order": "C",
+}
+
+
+@pytest.mark.parametrize("meta_name, meta", [("zarr.json", HUGE_V3), (".zarray", HUGE_V2)])
+def test_a_store_declaring_2_31_chunks_is_refused_at_once(tmp_path, meta_name, meta):
+    """A few hundred bytes declare 2^31 chunks of 256 x 256 float64 (a petabyte): reading them needs
+    2^31 tasks, about 2 TiB of graph. tessera.rechunk refuses before it builds one, naming the count,
+    as `tessera rechunk` does. Run in a child under a 4 GiB address-space limit, so that a missing check
+    fails this test (MemoryError or a kill) instead of the machine."""
+    huge = tmp_path / "huge.zarr"
+    huge.mkdir()
+    (huge / meta_name).write_text(json.dumps(meta))
+    script = textwrap.dedent(
+        f"""
+        import resource, tessera
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        try:
+            tessera.rechunk({str(huge)!r}, {str(tmp_path / 'out.zarr')!r}, (65536, 65536), max_mem="64MiB",
+                            progress=False)
+        except tessera.ChunkError as e:
+            print(type(e).__name__, "|", e)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("ChunkError | max_mem: 67108864 bytes cannot hold the task graph of "), run.stdout
+    assert "its 2147483648 chunks of (256, 256)" in run.stdout
+    assert "give a larger max_mem" in run.stdout
+    assert listing(tmp_path) == ["huge.zarr"]
+    assert listing(huge) == [meta_name]
+
+
+def test_a_target_of_too_many_chunks_is_refused_naming_the_count(tmp_path):
+    src = str(tmp_path / "a.npy")
+    np.save(src, np.ones((2048, 2048), dtype=np.uint8))
+    with pytest.raises(tessera.ChunkError, match=r"to 1048576 chunks of \(2, 2\): about .* choose larger chunks or give a larger max_mem"):
+        tessera.rechunk(src, str(tmp_path / "out.zarr"), (2, 2), max_mem="64MiB", progress=False)
+    assert listing(tmp_path) == ["a.npy"]
+
+
+def test_a_shard_index_counts_against_max_mem(tmp_path):
+    """2^20 inner chunks of one byte in one shard: 48 MiB of index while the shard is written."""
+    src = str(tmp_path / "a.npy")
+    np.save(src, np.ones((1024, 1024), dtype=np.uint8))
+    with pytest.raises(tessera.ChunkError, match=r"with its index of 1048576 inner chunks of chunks \(1, 1\) "
+                       r"\(50331648 bytes while written, 48 per inner chunk\)"):
+        tessera.rechunk(src, str(tmp_path / "s.zarr"), (1, 1), shard=(1024, 1024), max_mem="64MiB", num_workers=1,
+                        progress=False)
+    assert listing(tmp_path) == ["a.npy"]
 
 
 def test_a_missing_source_names_it(tmp_path):
@@ -161,7 +253,7 @@ def test_a_missing_source_names_it(tmp_path):
 
 
 def test_ctrl_c_stops_the_run_and_leaves_no_temporaries(tmp_path):
-    """A subprocess rechunking a store under a tiny budget is sent SIGINT mid-run."""
+    """A subprocess rechunking a store under a small budget (its 128 MiB spill) is sent SIGINT mid-run."""
     script = textwrap.dedent(
         f"""
         import numpy as np, sys, zarr, tessera
@@ -170,7 +262,7 @@ def test_ctrl_c_stops_the_run_and_leaves_no_temporaries(tmp_path):
         z[:] = 1.0
         print("ready", flush=True)
         try:
-            tessera.rechunk(src, {str(tmp_path / 'dst.zarr')!r}, (4000, 1), max_mem="2MiB",
+            tessera.rechunk(src, {str(tmp_path / 'dst.zarr')!r}, (4000, 100), max_mem="32MiB",
                             method="tasks", num_workers=1, progress=False)
         except KeyboardInterrupt:
             print("interrupted", flush=True)

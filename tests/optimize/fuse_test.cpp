@@ -14,20 +14,39 @@ int inc(int x) { return x + 1; }
 int twice(int x) { return 2 * x; }
 int add(int a, int b) { return a + b; }
 int neg(int x) { return -x; }
-}  // namespace
 
-//   x -> a -> b -> c      (c = twice(inc(inc(x))))
-TEST_CASE("fuse makes a linear chain one task computing the same value") {
+//   x -> a -> b -> c      (c = twice(inc(inc(x))), x = 5)
+Graph chain() {
   Graph g;
   g.put("x", 5);
   g.task("a", fn("inc", inc), ref("x"));
   g.task("b", fn("inc", inc), ref("a"));
   g.task("c", fn("twice", twice), ref("b"));
+  return g;
+}
+}  // namespace
+
+TEST_CASE("fuse makes a linear chain one task computing the same value") {
+  const Graph g = chain();
   Graph f = fuse(g, {"c"});
   CHECK(f.keys() == std::vector<Key>{"x", "c"});
   CHECK(f.at("c").task().function_name() == "inc+inc+twice");
   CHECK(f.at("c").task().dependencies() == std::vector<Key>{"x"});
   CHECK(evaluate(f, "c").as<int>() == evaluate(g, "c").as<int>());
+}
+
+//   x -> a -> b -> c   with b kept: a fuses into b; b and c stay apart
+TEST_CASE("fuse_targets and fuse_chain say what fuse merges, on the compiled ids") {
+  const Graph g = chain();
+  const CompiledGraph c = compile(g);
+  const uint32_t n = c.size();
+  CHECK(fuse_targets(g, c, {}) == std::vector<uint32_t>{n, 2, 3, n});  // x is a literal
+  CHECK(fuse_chain(c, fuse_targets(g, c, {}), 3) == std::vector<uint32_t>{1, 2, 3});
+  const std::vector<Key> keep{"b"};
+  const std::vector<uint32_t> into = fuse_targets(g, c, keep);
+  CHECK(into == std::vector<uint32_t>{n, 2, n, n});
+  CHECK(fuse_chain(c, into, 2) == std::vector<uint32_t>{1, 2});
+  CHECK(fuse_chain(c, into, 3) == std::vector<uint32_t>{3});
 }
 
 //   x -> a -> b -> c   with b requested: a+b fused, c stays (reads b)

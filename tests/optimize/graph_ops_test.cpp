@@ -58,6 +58,16 @@ TEST_CASE("cull keeps exactly what the requested keys need, in graph order") {
   CHECK(cull(g, {"w", "u"}).size() == 5);
 }
 
+TEST_CASE("cull_one keeps what cull keeps for one key, on a graph compiled once") {
+  Graph g = small_graph();
+  g.alias("a", "w");
+  const CompiledGraph c = compile(g);
+  for (const Key& k : std::vector<Key>{"w", "u", "x", "a"}) {
+    CAPTURE(k);
+    CHECK(cull_one(g, c, *g.index_of(k)).keys() == cull(g, {k}).keys());
+  }
+}
+
 TEST_CASE("cull refuses an absent key and names a task's missing dependency") {
   Graph g = small_graph();
   REQUIRE_THROWS_WITH_AS(cull(g, {"v"}), "missing key v: it was requested, but the graph has no such key",

@@ -42,6 +42,14 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+//! A codec or filter spec (`blosc:zstd:5`, `delta:<i4`) that does not parse, or
+//! that the storage format cannot take: the ValueError a caller passing a
+//! user's `--codec` / `codec=` reports as that option's fault.
+class CodecSpecError : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
+
 //! The graph has a cycle; what() prints it as `a -> b -> a`.
 class CycleError : public Error {
  public:
@@ -136,6 +144,14 @@ class MemoryLimitError : public Error {
 class ChunkError : public Error {
  public:
   using Error::Error;
+};
+
+//! A memory budget (a rechunk's max_mem) that cannot hold what the work must
+//! hold at once, a block, a shard's index or the task graph: found before
+//! anything is built or written; names the budget and what passes it.
+class BudgetError : public ChunkError {
+ public:
+  using ChunkError::ChunkError;
 };
 
 //! A file or store could not be read or written; names the path and, when an OS

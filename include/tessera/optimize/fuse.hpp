@@ -17,12 +17,14 @@
 // Thread-safe: pure functions of their arguments.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <initializer_list>
 #include <span>
 
+#include "tessera/graph/compiled.hpp"
 #include "tessera/graph/graph.hpp"
 
 namespace tessera {
@@ -36,6 +38,20 @@ Graph fuse(const Graph& g, std::span<const Key> keys);
 inline Graph fuse(const Graph& g, std::initializer_list<Key> keys) {
   return fuse(g, std::span<const Key>(keys.begin(), keys.size()));
 }
+
+//! What `fuse` merges, on the ids of `c` (the compiled form of `g`): per id,
+//! the reader that task is fused into, or c.size() when it stays a key of its
+//! own; for callers that rewrite their own form of a graph alike (Python's
+//! tessera.fuse over dask's dict). Throws CycleError for a cyclic graph.
+//! @code
+//!   const tessera::CompiledGraph c = tessera::compile(g);
+//!   std::vector<uint32_t> into = tessera::fuse_targets(g, c, {tessera::Key("out")});
+//! @endcode
+std::vector<uint32_t> fuse_targets(const Graph& g, const CompiledGraph& c, std::span<const Key> keys);
+
+//! The chain that ends at id `end` (one that no `into` entry names, as
+//! fuse_targets returns them), top-down: the ids fused into `end`, then `end`.
+std::vector<uint32_t> fuse_chain(const CompiledGraph& c, std::span<const uint32_t> into, uint32_t end);
 
 //! `g` where every task whose function name is in `fast_functions`, that is not
 //! in `outputs` and has readers, is computed inside each reader (as a nested

@@ -39,6 +39,16 @@ inline Graph cull(const Graph& g, std::initializer_list<Key> keys) {
   return cull(g, std::span<const Key>(keys.begin(), keys.size()));
 }
 
+//! cull(g, {g.key(root)}) for a caller that culls one graph many times (a block
+//! at a time): found on `c`, the compiled form of `g`, by a walk over only what
+//! `root` needs, so each call costs that part, not the whole graph. Aliases are
+//! kept as they are. Throws nothing for a graph `c` was compiled from.
+//! @code
+//!   const tessera::CompiledGraph c = tessera::compile(g);
+//!   tessera::Graph part = tessera::cull_one(g, c, *g.index_of(tessera::Key("x", {3})));
+//! @endcode
+Graph cull_one(const Graph& g, const CompiledGraph& c, uint32_t root);
+
 //! What `roots` need, on the ids of `c` (the compiled form of `g`): the one
 //! cull that `cull`, the schedulers' Plan and order's run model share. An alias
 //! is followed to the node its chain ends at, each alias once, so alias chains

@@ -395,8 +395,8 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
     if (compressor) {
       json c = compressor->v3_json();
       if (c.is_null()) {
-        throw ValueError(absl::StrCat("codec '", compressor->name(),
-                                                 "' has no zarr v3 form; expected none, blosc, zstd or gzip"));
+        throw CodecSpecError(absl::StrCat("codec '", compressor->name(),
+                                          "' has no zarr v3 form; expected none, blosc, zstd or gzip"));
       }
       chain.push_back(c);
     }

@@ -180,7 +180,7 @@ Store open(const std::string& path, Access access = Access::ReadOnly);
 //! Creates a zarr array in directory `path` (created; it must not hold an array
 //! already) in C order with `fill_value` (std::nullopt writes null; v3 needs a
 //! value) and `format`'s version and codecs. ChunkError for bad chunk sizes,
-//! ValueError for a bad codec spec.
+//! CodecSpecError for a bad codec spec, ValueError for a bad format.
 Store create(const std::string& path, DType dtype, const Shape& shape, const Shape& chunk_shape,
              std::optional<Scalar> fill_value = Scalar(0), const Format& format = {});
 

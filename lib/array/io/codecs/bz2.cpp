@@ -52,7 +52,7 @@ CodecPtr v2(const json& c, const Context& context) {
 }
 
 CodecPtr spec(const std::vector<std::string>& args, const Context&) {
-  if (args.size() > 1) throw ValueError("codec bz2: expected bz2:LEVEL");
+  if (args.size() > 1) throw CodecSpecError("codec bz2: expected bz2:LEVEL");
   return std::make_shared<Bz2>(static_cast<int>(spec_int(args, 0, 1, 1, 9, "bz2")));
 }
 

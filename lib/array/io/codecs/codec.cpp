@@ -76,7 +76,7 @@ int64_t spec_int(const std::vector<std::string>& args, size_t i, int64_t fallbac
     used = 0;
   }
   if (used != args[i].size() || used == 0 || v < lo || v > hi) {
-    throw ValueError(
+    throw CodecSpecError(
         absl::StrCat("codec ", codec, ": expected an integer from ", lo, " to ", hi, ", found '", args[i], "'"));
   }
   return v;
@@ -120,7 +120,7 @@ CodecPtr from_spec(const std::string& spec, DType dtype) {
   std::vector<std::string> parts = absl::StrSplit(spec, ':');
   const CodecType* t = find_type(parts[0]);
   if (t == nullptr || t->from_spec == nullptr || t->filter) {
-    throw ValueError(absl::StrCat(t != nullptr && t->filter ? "codec '" : "unknown codec '", spec,
+    throw CodecSpecError(absl::StrCat(t != nullptr && t->filter ? "codec '" : "unknown codec '", spec,
                                              t != nullptr && t->filter ? "' is a filter, not a compressor" : "",
                                              "'; expected ", spec_help()));
   }
@@ -132,7 +132,7 @@ CodecPtr filter_from_spec(const std::string& spec, DType dtype) {
   std::vector<std::string> parts = absl::StrSplit(spec, ':');
   const CodecType* t = find_type(parts[0]);
   if (t == nullptr || !t->filter || t->from_spec == nullptr) {
-    throw ValueError(absl::StrCat("unknown filter '", spec,
+    throw CodecSpecError(absl::StrCat("unknown filter '", spec,
                                              "'; expected delta[:ASTYPE] or fixedscaleoffset:OFFSET:SCALE[:ASTYPE]"));
   }
   parts.erase(parts.begin());

@@ -84,13 +84,13 @@ CodecPtr from_v2(const nlohmann::json& config, const Context& context);
 //! The bytes-to-bytes codec of a v3 `codecs` entry (StorageError likewise).
 CodecPtr from_v3(const nlohmann::json& entry, const Context& context);
 //! A codec from a spec such as "blosc:zstd:5:bitshuffle", "zstd:3", "gzip:6";
-//! "none" gives null. ValueError with what is accepted otherwise.
+//! "none" gives null. CodecSpecError with what is accepted otherwise.
 CodecPtr from_spec(const std::string& spec, DType dtype);
 //! The spec grammar, for usage texts.
 std::string spec_help();
 //! A zarr v2 filter from a spec: "delta[:ASTYPE]" or "fixedscaleoffset:OFFSET:SCALE[:ASTYPE]"
 //! (ASTYPE a numpy type string, e.g. "<i2"; the filters compute in `dtype`).
-//! ValueError with what is accepted otherwise.
+//! CodecSpecError with what is accepted otherwise.
 CodecPtr filter_from_spec(const std::string& spec, DType dtype);
 
 // Helpers for the codec files: a configuration's fields, checked, with the codec
@@ -100,7 +100,7 @@ int64_t int_field(const nlohmann::json& config, const char* key, int64_t fallbac
 std::string string_field(const nlohmann::json& config, const char* key, const std::string& fallback,
                          const char* codec, const Context& context);
 [[noreturn]] void bad_config(const char* codec, const std::string& what, const Context& context);
-//! A spec's integer argument (ValueError naming the codec otherwise).
+//! A spec's integer argument (CodecSpecError naming the codec otherwise).
 int64_t spec_int(const std::vector<std::string>& args, size_t i, int64_t fallback, int64_t lo, int64_t hi,
                  const char* codec);
 //! The codec's name as written in `config` ("id" in v2, "name" in v3), or the JSON itself.

@@ -76,7 +76,7 @@ CodecPtr from_json(const json& c, const Context& context) {
 
 template <bool Gzip>
 CodecPtr spec(const std::vector<std::string>& args, const Context&) {
-  if (args.size() > 1) throw ValueError(Gzip ? "codec gzip: expected gzip:LEVEL" : "codec zlib: expected zlib:LEVEL");
+  if (args.size() > 1) throw CodecSpecError(Gzip ? "codec gzip: expected gzip:LEVEL" : "codec zlib: expected zlib:LEVEL");
   return std::make_shared<Deflate>(Gzip, static_cast<int>(spec_int(args, 0, 5, 0, 9, Gzip ? "gzip" : "zlib")));
 }
 

@@ -82,7 +82,7 @@ CodecPtr v2(const json& c, const Context& context) {
 }
 
 CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
-  if (args.size() > 1) throw ValueError("codec delta: expected delta or delta:ASTYPE");
+  if (args.size() > 1) throw CodecSpecError("codec delta: expected delta or delta:ASTYPE");
   return std::make_shared<Delta>(context.dtype, detail::spec_dtype(args, 0, context.dtype, "delta"));
 }
 

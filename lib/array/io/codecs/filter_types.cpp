@@ -37,11 +37,11 @@ DType spec_dtype(const std::vector<std::string>& args, size_t i, DType fallback,
   try {
     d = DType::parse(args[i], &big_endian);
   } catch (const Error&) {
-    throw ValueError(absl::StrCat("codec ", codec, ": expected a numpy type such as <i2 or <f8, found '",
+    throw CodecSpecError(absl::StrCat("codec ", codec, ": expected a numpy type such as <i2 or <f8, found '",
                                              args[i], "'"));
   }
   if (big_endian || d == DType::bool_() || d.kind() == 'c') {
-    throw ValueError(absl::StrCat("codec ", codec, ": expected a little-endian integer or float type, found '",
+    throw CodecSpecError(absl::StrCat("codec ", codec, ": expected a little-endian integer or float type, found '",
                                              args[i], "'"));
   }
   return d;

@@ -42,7 +42,7 @@ void put(std::byte* p, T v) {
 }
 
 //! A spec's element type argument (`args[i]`, a numpy type string such as "<i2",
-//! numeric and little-endian), or `fallback` when absent; ValueError
+//! numeric and little-endian), or `fallback` when absent; CodecSpecError
 //! naming the codec otherwise.
 DType spec_dtype(const std::vector<std::string>& args, size_t i, DType fallback, const char* codec);
 

@@ -85,11 +85,11 @@ CodecPtr v2(const json& c, const Context& context) {
 
 CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
   constexpr const char* kForm = "codec fixedscaleoffset: expected fixedscaleoffset:OFFSET:SCALE[:ASTYPE]";
-  if (args.size() < 2 || args.size() > 3) throw ValueError(kForm);
+  if (args.size() < 2 || args.size() > 3) throw CodecSpecError(kForm);
   double offset = 0, scale = 0;
   if (!absl::SimpleAtod(args[0], &offset) || !absl::SimpleAtod(args[1], &scale) || scale == 0 ||
       !std::isfinite(scale) || !std::isfinite(offset)) {
-    throw ValueError(absl::StrCat(kForm, " with finite numbers and a non-zero SCALE, found '",
+    throw CodecSpecError(absl::StrCat(kForm, " with finite numbers and a non-zero SCALE, found '",
                                              absl::StrJoin(args, ":"), "'"));
   }
   return std::make_shared<FixedScaleOffset>(offset, scale, context.dtype,

@@ -57,7 +57,7 @@ CodecPtr v2(const json& c, const Context& context) {
 }
 
 CodecPtr spec(const std::vector<std::string>& args, const Context&) {
-  if (args.size() > 1) throw ValueError("codec lz4: expected lz4:ACCELERATION");
+  if (args.size() > 1) throw CodecSpecError("codec lz4: expected lz4:ACCELERATION");
   return std::make_shared<Lz4>(static_cast<int>(spec_int(args, 0, 1, 1, 65537, "lz4")));
 }
 

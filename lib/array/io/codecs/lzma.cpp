@@ -100,7 +100,7 @@ CodecPtr v2(const json& c, const Context& context) {
 }
 
 CodecPtr spec(const std::vector<std::string>& args, const Context&) {
-  if (args.size() > 1) throw ValueError("codec lzma: expected lzma:PRESET");
+  if (args.size() > 1) throw CodecSpecError("codec lzma: expected lzma:PRESET");
   return std::make_shared<Lzma>(1, static_cast<int>(spec_int(args, 0, 6, 0, 9, "lzma")));
 }
 

@@ -67,7 +67,7 @@ CodecPtr v3(const json& c, const Context& context) {
 }
 
 CodecPtr spec(const std::vector<std::string>& args, const Context&) {
-  if (args.size() > 1) throw ValueError("codec zstd: expected zstd:LEVEL");
+  if (args.size() > 1) throw CodecSpecError("codec zstd: expected zstd:LEVEL");
   return std::make_shared<Zstd>(static_cast<int>(spec_int(args, 0, 3, -131072, 22, "zstd")), false);
 }
 
