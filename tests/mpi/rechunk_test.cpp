@@ -24,7 +24,7 @@
 
 using namespace tessera;
 using namespace tessera::array;
-using testing::iota;
+using tessera::array::testing::iota;
 
 namespace {
 
@@ -99,9 +99,9 @@ TEST_CASE("rechunk_store over MPI writes the single-process store, byte for byte
     CHECK(r.chunks == normalize_chunks(c.new_chunks, c.shape, c.dtype));
     if (comm->rank() == 0) {
       rechunk_store(from_zarr(src), c.new_chunks, ref, {.store = {.zarr = {.codec = c.codec}}});
-      const auto expected = testing::store_files(ref);
+      const auto expected = tessera::array::testing::store_files(ref);
       REQUIRE(expected.size() > 1);
-      CHECK(testing::store_files(out) == expected);
+      CHECK(tessera::array::testing::store_files(out) == expected);
     }
     barrier(*comm);
     ++n;
@@ -122,7 +122,7 @@ TEST_CASE("rechunk_store over MPI: a refused target is the same error on every r
   barrier(*comm);
   std::ifstream in(out);
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "not a store");
-  CHECK(testing::names_in(dir.path) == std::vector<std::string>{"src.zarr", "taken.zarr"});
+  CHECK(tessera::array::testing::names_in(dir.path) == std::vector<std::string>{"src.zarr", "taken.zarr"});
 }
 
 TEST_CASE("rechunk_store over MPI: an unreadable input block fails on every rank, naming its owner; nothing is published") {
@@ -138,5 +138,5 @@ TEST_CASE("rechunk_store over MPI: an unreadable input block fails on every rank
   CHECK_THROWS_WITH_AS(rechunk_store(from_zarr(src), ChunkSpec({16, 2}), out, {.communicator = comm}),
                        doctest::Contains(owner.c_str()), Error);
   barrier(*comm);
-  CHECK(testing::names_in(dir.path) == std::vector<std::string>{"src.zarr"});
+  CHECK(tessera::array::testing::names_in(dir.path) == std::vector<std::string>{"src.zarr"});
 }

@@ -22,6 +22,8 @@
 
 using namespace tessera;
 
+namespace across_test {  // named: a unity build merges the test files' anonymous namespaces
+
 namespace {
 
 // What one rank's get gave: its result or its error, and its figures.
@@ -230,3 +232,5 @@ TEST_CASE("across thread ranks: a run across ranks refuses an inbox of the calle
                        "get: a run across ranks (communicator) makes its own inbox; found one in GetOptions::inbox",
                        ValueError);
 }
+
+}  // namespace across_test

@@ -13,6 +13,8 @@
 
 using namespace tessera;
 
+namespace placement_test {  // named: a unity build merges the test files' anonymous namespaces
+
 namespace {
 
 int one(int x) { return x + 1; }
@@ -86,3 +88,5 @@ TEST_CASE("place refuses fewer than one rank") {
   g.task("a", one, 1);
   CHECK_THROWS_WITH_AS(place(Plan(g, "a"), 0), "place: expected at least 1 rank, found 0", ValueError);
 }
+
+}  // namespace placement_test
