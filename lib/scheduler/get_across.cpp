@@ -115,18 +115,10 @@ struct RemoteError {
   std::vector<int64_t> key_index;
 };
 
-void put_string(SpillWriter& w, std::string_view s) {
-  w.put<uint64_t>(s.size());
-  w.write(s.data(), s.size());
-}
-
-std::string get_string(SpillReader& r) {
-  const auto n = r.get<uint64_t>();
-  r.expect(n, 1);
-  std::string s(n, '\0');
-  r.read(s.data(), n);
-  return s;
-}
+// The message's fields in their Spillable forms (tessera/graph/spill.hpp).
+void put_string(SpillWriter& w, std::string_view s) { Spillable<std::string>::serialize(std::string(s), w); }
+std::string get_string(SpillReader& r) { return Spillable<std::string>::deserialize(r); }
+using Indices = std::vector<int64_t>;  // a key's
 
 std::vector<std::byte> encode_error(const std::exception_ptr& error) {
   BytesWriter w;
@@ -135,8 +127,7 @@ std::vector<std::byte> encode_error(const std::exception_ptr& error) {
   } catch (const TaskError& e) {
     w.put<uint8_t>(1);
     put_string(w, e.key().name());
-    w.put<uint64_t>(e.key().index().size());
-    for (int64_t i : e.key().index()) w.put(i);
+    Spillable<Indices>::serialize(Indices(e.key().index().begin(), e.key().index().end()), w);
     put_string(w, e.function());
     put_string(w, e.message());
   } catch (const std::exception& e) {
@@ -161,9 +152,7 @@ RemoteError decode_error(const Message& m) {
     return e;
   }
   e.key_name = get_string(r);
-  const auto n = r.get<uint64_t>();
-  r.expect(n, sizeof(int64_t));
-  for (uint64_t k = 0; k < n; ++k) e.key_index.push_back(r.get<int64_t>());
+  e.key_index = Spillable<Indices>::deserialize(r);
   e.function = get_string(r);
   e.message = get_string(r);
   return e;
