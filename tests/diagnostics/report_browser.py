@@ -209,22 +209,30 @@ def check_report(name, html_path, expect, browser, out, print_times, screenshot_
 
 
 def check_zoom(name, data, url, browser):
-    """Opened zoomed on 1% of the run (#view=): the tasks drawn are those the window overlaps, as the
-    page computes them (the same double arithmetic), and some are wide enough to be bars."""
+    """Opened zoomed (#view=) on at most 1% of the run: the tasks drawn are those the window
+    overlaps, as the page computes them (the same double arithmetic), and some are wide enough to
+    be bars. The window is 200 durations wide of the task at its centre, the longest that allows,
+    so that task is at least W/200 pixels wide whatever the machine's speed (a plain 1% of a
+    200,000-task run can hold only sub-pixel tasks on a busy machine)."""
     t = data["tasks"]
     start = [s * 1e-9 for s in t["start"]]
     end = [(s + d) * 1e-9 for s, d in zip(t["start"], t["dur"])]
     t0, t1 = min(start), max(end)
     pad = max((t1 - t0) * 0.01, 1e-7)
     t0, t1 = t0 - pad, t1 + pad
-    a, b = 0.50 * (t1 - t0), 0.51 * (t1 - t0)
+    # The longest task that fits 200 times in 1% of the run (else the longest of all).
+    fits = [i for i in range(len(start)) if 200 * (end[i] - start[i]) <= 0.01 * (t1 - t0)]
+    longest = max(fits or range(len(start)), key=lambda i: end[i] - start[i])
+    half = min(0.005 * (t1 - t0), 100 * (end[longest] - start[longest]))
+    mid = 0.5 * (start[longest] + end[longest]) - t0
+    a, b = mid - half, mid + half
     v0, v1 = max(t0, t0 + a), min(t1, t0 + b)
     expected = sum(1 for s, e in zip(start, end) if e >= v0 and s <= v1)
     dom, _ = chromium(browser, url + "#view=%r,%r" % (a, b), ["--dump-dom"])
     stream = attrs(dom, "stream")
     drawn, bars = int(stream.get("data-drawn", -1)), int(stream.get("data-bars", -1))
     check(drawn == expected and bars > 0,
-          f"{name}: zoomed to 1% of the run: {drawn} tasks drawn ({bars} as bars) == {expected} in the window")
+          f"{name}: zoomed to {(b - a) / (t1 - t0):.2%} of the run: {drawn} tasks drawn ({bars} as bars) == {expected} in the window")
 
 
 # Moves the mouse over the first task bar drawn, keeps the tooltip's text, then zooms in with the wheel.
