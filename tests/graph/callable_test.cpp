@@ -49,6 +49,21 @@ TEST_CASE("make_raw_fn converts each Value to its parameter's type") {
   CHECK(total(list).as<size_t>() == 2);
 }
 
+TEST_CASE("a function of one Value takes that argument, not the argument list") {
+  // A Value can hold any object, a span of arguments too: only a function whose
+  // parameter is the span itself takes the whole list.
+  RawFn first = make_raw_fn([](Value v) { return v.as<int>() + 1; }, 1);
+  const std::vector<Value> args = {Value(41)};
+  CHECK(first(args).as<int>() == 42);
+  REQUIRE_THROWS_WITH_AS(make_raw_fn([](const Value& v) { return v; }, 2),
+                         "task function takes 1 argument(s), but 2 were given", TypeError);
+  CHECK(std::is_same_v<call_result_t<decltype(+[](Value v) { return v.as<int>(); })>, int>);
+  // A generic lambda has no one signature: it is offered the argument list.
+  RawFn count = make_raw_fn([](auto args) { return static_cast<int>(args.size()); }, 3);
+  const std::vector<Value> three = {Value(1), Value(2), Value(3)};
+  CHECK(count(three).as<int>() == 3);
+}
+
 TEST_CASE("make_raw_fn reports a wrong argument count and a wrong argument type") {
   REQUIRE_THROWS_WITH_AS(make_raw_fn(add, 3), "task function takes 2 argument(s), but 3 were given", TypeError);
   RawFn raw = make_raw_fn(add, 2);

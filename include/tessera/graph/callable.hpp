@@ -104,9 +104,27 @@ struct unnamed<NamedFn<F>> {
   using type = F;
 };
 
+//! Whether F has one signature that CallSignature reads: a function, a pointer
+//! to one, or a class with one non-template operator().
+template <class F>
+constexpr bool has_call_signature = std::is_function_v<std::remove_pointer_t<F>> || requires { &F::operator(); };
+
+//! Whether F takes the evaluated arguments as one list: its parameter is
+//! std::span<const Value> itself. Being invocable with a span is not enough: a
+//! Value holds any object, a span too, so `Value f(Value)` must get its argument.
+//! A generic lambda has no one signature and takes the list if it can.
+template <class F>
+consteval bool takes_argument_list() {
+  if constexpr (has_call_signature<F>) {
+    return std::is_same_v<typename CallSignature<F>::params, std::tuple<std::span<const Value>>>;
+  } else {
+    return std::is_invocable_v<F&, std::span<const Value>>;
+  }
+}
+
 template <class F>
 auto call_result_of() {
-  if constexpr (std::is_invocable_v<F&, std::span<const Value>>) {
+  if constexpr (takes_argument_list<F>()) {
     return std::type_identity<std::invoke_result_t<F&, std::span<const Value>>>{};
   } else {
     return std::type_identity<typename CallSignature<F>::result>{};
@@ -182,7 +200,7 @@ Value invoke_typed(F& f, [[maybe_unused]] std::span<const Value> args, std::inde
 //! ArgumentTypeError when an argument does not convert to its parameter's type.
 template <class F>
 RawFn make_raw_fn(F f, size_t arity) {
-  if constexpr (std::is_invocable_v<F&, std::span<const Value>>) {
+  if constexpr (detail::takes_argument_list<F>()) {
     using R = std::invoke_result_t<F&, std::span<const Value>>;
     return [f = std::move(f)](std::span<const Value> args) mutable -> Value {
       return detail::call_and_wrap<R>(f, args);
