@@ -1,6 +1,6 @@
 // place(): which rank runs each task when a run spreads over ranks. Blocks go
 // by their position in their array's grid, other keys by contiguous runs of
-// `order`.
+// `order`, and a task whose block inputs are on one rank follows them.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -81,6 +81,68 @@ TEST_CASE("keys without indices go to ranks in runs of order, so chains stay on 
   }
   CHECK(chains_of_rank.size() == 4);  // 56 tasks in runs of 14: two chains per rank
   for (const auto& [rank, chains] : chains_of_rank) CHECK(chains.size() == 2);
+}
+
+// A tree sum over blocks, as bench/graphs/tree_graph.py writes it: ("sum", 0, j)
+// are 64 leaves, ("sum", level, j) adds children 2j and 2j + 1 of the level below.
+// By the grid rule alone the name "sum" is one grid numbered level by level, so
+// level 1 would sit on other ranks than its leaves; following the inputs keeps
+// every subtree on its leaves' rank, and only the top levels travel.
+TEST_CASE("a task whose block inputs are all on one rank runs there: a tree sum stays with its leaves") {
+  Graph g;
+  int64_t width = 64, level = 0;
+  for (int64_t j = 0; j < width; ++j) g.task(Key("sum", {0, j}), one, static_cast<int>(j));
+  for (; width > 1; width /= 2, ++level) {
+    for (int64_t j = 0; j < width / 2; ++j) {
+      g.task(Key("sum", {level + 1, j}), two, ref(Key("sum", {level, 2 * j})), ref(Key("sum", {level, 2 * j + 1})));
+    }
+  }
+  const Plan plan(g, Key("sum", {level, 0}));
+  const std::vector<int> owner = place(plan, 4);
+  int crossing = 0;
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    for (uint32_t d : plan.dependencies(t)) crossing += owner[d] != owner[t] ? 1 : 0;
+  }
+  CHECK(crossing == 3);  // the 4 subtrees of 16 leaves meet in 3 edges that cross ranks
+  std::map<int, int> leaves_per_rank;
+  for (int64_t j = 0; j < 64; ++j) {
+    const int r = owner_of(plan, owner, Key("sum", {0, j}));
+    leaves_per_rank[r] += 1;
+    CHECK(owner_of(plan, owner, Key("sum", {1, j / 2})) == r);
+    CHECK(owner_of(plan, owner, Key("sum", {4, j / 16})) == r);
+  }
+  CHECK(leaves_per_rank == std::map<int, int>{{0, 16}, {1, 16}, {2, 16}, {3, 16}});
+}
+
+// A rechunk's split: each block of x is cut into two pieces p (numbered piece
+// first, so p's own grid would put them elsewhere), and each block of y joins a
+// piece of two blocks of x on other ranks. The pieces are cut where
+// their block is; y goes by its grid. Every block of z reads only the scalar "k"
+// (no indices): they stay spread by their grid, not pulled to the rank of k.
+TEST_CASE("pieces are cut where their block is, and a scalar read by every block does not pull them together") {
+  Graph g;
+  g.task("k", one, 1);
+  for (int64_t i = 0; i < 4; ++i) {
+    g.task(Key("x", {i}), one, static_cast<int>(i));
+    for (int64_t h = 0; h < 2; ++h) g.task(Key("p", {h, i}), one, ref(Key("x", {i})));
+    g.task(Key("z", {i}), two, ref("k"), static_cast<int>(i));
+  }
+  std::vector<Keys> want;
+  for (int64_t i = 0; i < 4; ++i) {
+    g.task(Key("y", {i}), two, ref(Key("p", {0, i})), ref(Key("p", {1, 3 - i})));
+    want.emplace_back(Key("y", {i}));
+    want.emplace_back(Key("z", {i}));
+  }
+  const Plan plan(g, Keys(std::move(want)));
+  const std::vector<int> owner = place(plan, 4);
+  for (int64_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(owner_of(plan, owner, Key("x", {i})) == i);
+    CHECK(owner_of(plan, owner, Key("p", {0, i})) == i);
+    CHECK(owner_of(plan, owner, Key("p", {1, i})) == i);
+    CHECK(owner_of(plan, owner, Key("y", {i})) == i);
+    CHECK(owner_of(plan, owner, Key("z", {i})) == i);
+  }
 }
 
 TEST_CASE("place refuses fewer than one rank") {

@@ -2,7 +2,8 @@
 // run spreads over several ranks (GetOptions::communicator).
 //
 // Every rank computes the same placement from the same Plan, so no rank tells
-// another where a task runs. Two rules, one per kind of key:
+// another where a task runs. Two rules, one per kind of key, then a third that
+// keeps data where it is:
 //
 //   - Array blocks: a key with indices, ("x", i, j), is a block of the array
 //     named "x". The blocks of one name that the Plan needs, in row-major order
@@ -19,11 +20,24 @@
 //     equal task counts, so a chain that order runs in one stretch stays on
 //     one rank.
 //
-// Where the two rules meet -- a key without indices that reads blocks, such as
-// the final step of a reduction -- the key's own kind decides: it goes by the
-// order rule, and the blocks it reads travel to it. A name is the array's whole
-// name (dask's token included): two arrays made by the same operation are two
-// grids, each spread over all ranks.
+//   - Follow the inputs: a task whose inputs (those that are tasks) all sit on
+//     one rank, at least one of them a block, runs on that rank, whatever the
+//     first two rules said; taken dependencies first, so a chain of such tasks
+//     follows its first link. The pieces a rechunk cuts from a block are cut
+//     where the block is, and only they travel; a reduction tree's partial sums
+//     stay with their blocks. An input without indices (a scalar that every
+//     block reads) does not pull its readers to it, and no rank takes more
+//     than its share (n / ranks, rounded up) of a grid's n blocks this way, so
+//     the readers of one broadcast block stay spread.
+//   - A name whose blocks read blocks of the same name (a tree kept as one
+//     grid, ("sum", level, j)) is spread by the blocks that read none of it
+//     (its leaves), and the levels above follow them.
+//
+// Where the rules meet -- a key without indices that reads blocks of several
+// ranks, such as the final step of a reduction -- the key's own kind decides:
+// it goes by the order rule, and the blocks it reads travel to it. A name is
+// the array's whole name (dask's token included): two arrays made by the same
+// operation are two grids, each spread over all ranks.
 //
 // @code
 //   tessera::Plan plan(g, keys);
@@ -40,8 +54,8 @@
 namespace tessera {
 
 //! The rank in [0, ranks) that runs each task of `plan` (by task id, see the
-//! file comment for the rule). Costs n log n in the tasks. Throws ValueError for
-//! ranks < 1.
+//! file comment for the rules). Costs n log n in the tasks plus one pass over
+//! the edges. Throws ValueError for ranks < 1.
 //! @code
 //!   auto owner = tessera::place(tessera::Plan(g, "w"), 2);
 //! @endcode
