@@ -345,12 +345,13 @@ void define(CLI::App& graph, Action& action) {
 
   auto r = std::make_shared<RunOptions>();
   CLI::App& run_command = *graph.add_subcommand(
-      "run",
-      "runs the file's synthetic tasks with get; prints the wall time and the memory held. Under mpirun (more "
-      "than one rank) or with --mpi, every rank loads FILE and the graph runs across the ranks "
-      "(tessera::mpi::get; docs/mpi-graphs.md): rank 0 prints the run, each rank's tasks, results sent and "
-      "received (messages, bytes), network wait and peak bytes held, and their sum, and writes --profile; an "
-      "error names its rank");
+      "run", "runs the file's synthetic tasks with get; prints the wall time and the memory held");
+  run_command.footer(
+      "Across ranks: under mpirun (more than one rank) or with --mpi, every rank loads FILE and the graph runs "
+      "across the ranks (tessera::mpi::get; docs/mpi-graphs.md). Rank 0 prints the run and a row per rank (tasks "
+      "it ran, results it sent and received: messages and bytes, seconds waiting on the network, peak bytes held) "
+      "with their sum, and writes --profile; a failed task's error names the rank it failed on, with the exit "
+      "status of one process.");
   set_action(run_command, action, [r, &run_command] {
     r->command_line = command_line(run_command);
     return run(*r);

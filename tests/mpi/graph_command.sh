@@ -5,7 +5,7 @@
 # - --profile: rank 0 writes one Chrome trace, a process per rank named "rank N", every task of the
 #   one-process trace exactly once across the ranks;
 # - a task that fails: the one-process error naming the rank, on every rank, exit status 1;
-#   a file that cannot be read: exit status 2, each rank's error naming the rank.
+#   a file that cannot be read: exit status 2, each rank's error naming the rank; --report: refused.
 # Usage: graph_command.sh MPIRUN TESSERA SOURCE_ROOT
 set -euo pipefail
 mpirun=$1
@@ -87,4 +87,12 @@ ranks 2 graph run no-such.json >/dev/null 2>err.txt || status=$?
 for r in 0 1; do
   grep -q "^tessera: rank $r of 2: no-such.json: " err.txt || { cat err.txt >&2; fail "a missing file: rank $r does not say it"; }
 done
+# --report draws one process: refused across ranks as bad usage (exit status 2), pointing to --profile.
+status=0
+ranks 2 graph run --report r.html "$graphs/tree_sum.json" >/dev/null 2>err.txt || status=$?
+[ "$status" -eq 2 ] || { cat err.txt >&2; fail "--report across ranks: expected exit status 2, found $status"; }
+grep -q -- "--report draws a run on one process; it cannot be used under mpirun or with --mpi" err.txt ||
+  { cat err.txt >&2; fail "--report across ranks: not refused as expected"; }
+[ ! -e r.html ] || fail "--report across ranks wrote a report"
+
 echo "ok: graph run across 2 and 4 ranks ran the one-process tasks and outputs, one trace with a process per rank; errors as one process's, naming the rank"
