@@ -285,31 +285,29 @@ int run(const RunOptions& o) {
   if (report_path) report.write_html(*report_path);
 
   const auto [outputs, output_bytes] = outputs_held(*result);
+  // Across ranks, every rank's figures go to rank 0, which prints them and their sum.
+  const std::vector<RunStats> ranks = comm ? gather_run_stats(*comm, stats) : std::vector<RunStats>{};
+  if (!leader) return 0;
+  const RunStats all = comm ? sum_run_stats(ranks) : stats;
   if (comm) {
-    const std::vector<int64_t> computed = comm->allgather(static_cast<int64_t>(tasks_computed(stats)));
-    int64_t tasks = 0;
-    for (int64_t t : computed) tasks += t;
-    if (leader) {
-      std::printf("%s: %lld tasks on %d ranks x %d worker(s) in %.3f ms\n", f.name.c_str(),
-                  static_cast<long long>(tasks), comm->size(), stats.num_workers, seconds * 1e3);
-    }
+    std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", f.name.c_str(), all.tasks, comm->size(),
+                stats.num_workers, seconds * 1e3);
+    print_rank_figures(ranks, stdout);
   } else {
     std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
                 seconds * 1e3);
   }
-  if (comm) print_rank_figures(*comm, stats, stdout);
-  if (!leader) return 0;
   std::printf("  outputs               %zu (%zu bytes)\n", outputs, output_bytes);
   if (!comm) {
     std::printf("  results held at most  %zu\n", stats.peak_held);
     std::printf("  peak bytes held       %zu\n", stats.peak_held_bytes);
   }
   if (limit) {
-    std::printf("  memory limit          %zu%s\n", opts.memory_limit, comm ? " (per rank)" : "");
-    std::printf("  bytes spilled         %zu (%zu results, %.3f s)%s\n", stats.spilled_bytes, stats.spill_count,
-                stats.spill_seconds, comm ? " on rank 0" : "");
-    std::printf("  reloads               %zu (%.3f s)%s\n", stats.reload_count, stats.reload_seconds,
-                comm ? " on rank 0" : "");
+    const char* where = comm ? ", all ranks" : "";
+    std::printf("  memory limit          %zu%s\n", opts.memory_limit, comm ? " (each rank)" : "");
+    std::printf("  bytes spilled         %zu (%zu results, %.3f s%s)\n", all.spilled_bytes, all.spill_count,
+                all.spill_seconds, where);
+    std::printf("  reloads               %zu (%.3f s%s)\n", all.reload_count, all.reload_seconds, where);
   }
   if (profile) {
     std::printf("  trace                 %s (open in ui.perfetto.dev%s)\n", profile->c_str(),

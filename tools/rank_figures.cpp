@@ -1,9 +1,8 @@
 // Gathering a run's figures and traces from every rank to rank 0 (rank_figures.hpp).
 #include "rank_figures.hpp"
 
-#include <array>
-#include <cstdint>
-#include <vector>
+#include <cstring>
+#include <type_traits>
 
 #include "tessera/graph/error.hpp"
 
@@ -13,34 +12,54 @@ size_t tasks_computed(const RunStats& stats) {
   return stats.tasks >= stats.messages_received ? stats.tasks - stats.messages_received : 0;
 }
 
-void print_rank_figures(Communicator& comm, const RunStats& stats, std::FILE* out) {
-  // One allgather per figure (a handful of integers per rank); the wait in microseconds.
-  const std::array<int64_t, 7> mine = {
-      static_cast<int64_t>(tasks_computed(stats)),          static_cast<int64_t>(stats.messages_sent),
-      static_cast<int64_t>(stats.bytes_sent),               static_cast<int64_t>(stats.messages_received),
-      static_cast<int64_t>(stats.bytes_received),           static_cast<int64_t>(stats.network_wait_seconds * 1e6),
-      static_cast<int64_t>(stats.peak_held_bytes)};
-  std::vector<std::vector<int64_t>> by_figure;
-  for (int64_t v : mine) by_figure.push_back(comm.allgather(v));
-  if (comm.rank() != 0) return;
-  std::fprintf(out, "  %-6s %10s %10s %14s %10s %14s %10s %16s\n", "rank", "tasks", "msgs sent", "bytes sent", "msgs recv",
-               "bytes recv", "wait s", "peak bytes held");
-  std::array<int64_t, 7> sum{};
-  auto row = [out](const std::string& label, const std::array<int64_t, 7>& f) {
-    std::fprintf(out, "  %-6s %10lld %10lld %14lld %10lld %14lld %10.3f %16lld\n", label.c_str(),
-                 static_cast<long long>(f[0]), static_cast<long long>(f[1]), static_cast<long long>(f[2]),
-                 static_cast<long long>(f[3]), static_cast<long long>(f[4]), static_cast<double>(f[5]) / 1e6,
-                 static_cast<long long>(f[6]));
-  };
-  for (int r = 0; r < comm.size(); ++r) {
-    std::array<int64_t, 7> f{};
-    for (size_t k = 0; k < f.size(); ++k) {
-      f[k] = by_figure[k][static_cast<size_t>(r)];
-      sum[k] += f[k];
+std::vector<RunStats> gather_run_stats(Communicator& comm, const RunStats& stats) {
+  static_assert(std::is_trivially_copyable_v<RunStats>, "RunStats travels as its bytes");
+  const std::string mine(reinterpret_cast<const char*>(&stats), sizeof stats);
+  std::vector<RunStats> out;
+  for (const std::string& bytes : gather_strings(comm, mine, 0)) {
+    if (bytes.size() != sizeof(RunStats)) {
+      throw Error("graph run: a rank sent " + std::to_string(bytes.size()) + " bytes of figures, expected " +
+                  std::to_string(sizeof(RunStats)) + " (ranks of different tessera builds?)");
     }
-    row(std::to_string(r), f);
+    RunStats s;
+    std::memcpy(&s, bytes.data(), sizeof s);
+    out.push_back(s);
   }
-  row("sum", sum);
+  return out;
+}
+
+RunStats sum_run_stats(const std::vector<RunStats>& ranks) {
+  RunStats sum;
+  for (const RunStats& s : ranks) {
+    sum.tasks += tasks_computed(s);
+    sum.tasks_run += s.tasks_run;
+    sum.peak_held += s.peak_held;
+    sum.peak_held_bytes += s.peak_held_bytes;
+    sum.num_workers += s.num_workers;
+    sum.spilled_bytes += s.spilled_bytes;
+    sum.spill_count += s.spill_count;
+    sum.reload_count += s.reload_count;
+    sum.spill_seconds += s.spill_seconds;
+    sum.reload_seconds += s.reload_seconds;
+    sum.bytes_sent += s.bytes_sent;
+    sum.bytes_received += s.bytes_received;
+    sum.messages_sent += s.messages_sent;
+    sum.messages_received += s.messages_received;
+    sum.network_wait_seconds += s.network_wait_seconds;
+  }
+  return sum;
+}
+
+void print_rank_figures(const std::vector<RunStats>& ranks, std::FILE* out) {
+  std::fprintf(out, "  %-6s %10s %10s %14s %10s %14s %10s %16s\n", "rank", "tasks", "msgs sent", "bytes sent",
+               "msgs recv", "bytes recv", "wait s", "peak bytes held");
+  auto row = [out](const std::string& label, size_t tasks, const RunStats& s) {
+    std::fprintf(out, "  %-6s %10zu %10zu %14zu %10zu %14zu %10.3f %16zu\n", label.c_str(), tasks, s.messages_sent,
+                 s.bytes_sent, s.messages_received, s.bytes_received, s.network_wait_seconds, s.peak_held_bytes);
+  };
+  for (size_t r = 0; r < ranks.size(); ++r) row(std::to_string(r), tasks_computed(ranks[r]), ranks[r]);
+  const RunStats sum = sum_run_stats(ranks);
+  row("sum", sum.tasks, sum);
 }
 
 void write_trace_across(Communicator& comm, const diagnostics::Profiler& profiler, const std::string& path) {

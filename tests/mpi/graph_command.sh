@@ -5,7 +5,8 @@
 # - --profile: rank 0 writes one Chrome trace, a process per rank named "rank N", every task of the
 #   one-process trace exactly once across the ranks;
 # - a task that fails: the one-process error naming the rank, on every rank, exit status 1;
-#   a file that cannot be read: exit status 2, each rank's error naming the rank; --report: refused.
+#   a file that cannot be read: exit status 2, each rank's error naming the rank; --report: refused;
+# - --memory-limit, each rank's: a run that spills, and a limit refused before the run on every rank.
 # Usage: graph_command.sh MPIRUN TESSERA SOURCE_ROOT
 set -euo pipefail
 mpirun=$1
@@ -87,6 +88,25 @@ ranks 2 graph run no-such.json >/dev/null 2>err.txt || status=$?
 for r in 0 1; do
   grep -q "^tessera: rank $r of 2: no-such.json: " err.txt || { cat err.txt >&2; fail "a missing file: rank $r does not say it"; }
 done
+# --memory-limit is each rank's: a run that spills gives the one-process tasks and outputs; a limit no task
+# fits is refused before the run on every rank, naming the rank, exit status 1 as one process.
+"$tessera" graph run --memory-limit 60KiB "$graphs/map_overlap.json" >one-limit.txt
+ranks 2 graph run --memory-limit 60KiB "$graphs/map_overlap.json" >limit.txt 2>err.txt || { cat err.txt >&2; fail "a run with a limit failed"; }
+diff <(same_part one-limit.txt) <(same_part limit.txt) || fail "a run with a limit: other tasks or outputs than one process"
+grep -q '^  memory limit          61440 (each rank)$' limit.txt || fail "a run with a limit does not print it"
+grep -Eq '^  bytes spilled         [1-9][0-9]* \([0-9]+ results, [0-9.]+ s, all ranks\)$' limit.txt ||
+  { cat limit.txt >&2; fail "a run with a limit spilled nothing (or does not say so)"; }
+status=0
+"$tessera" graph run --memory-limit 2KiB "$graphs/map_overlap.json" >/dev/null 2>one-err.txt || status=$?
+[ "$status" -eq 1 ] || fail "one process: expected exit status 1 for a limit no task fits, found $status"
+status=0
+ranks 2 graph run --memory-limit 2KiB "$graphs/map_overlap.json" >/dev/null 2>err.txt || status=$?
+[ "$status" -eq 1 ] || { cat err.txt >&2; fail "a limit no task fits: expected exit status 1, found $status"; }
+for r in 0 1; do
+  grep -qxF "tessera: rank $r of 2: $(sed 's/^tessera: //' one-err.txt)" err.txt ||
+    { cat one-err.txt err.txt >&2; fail "a limit no task fits: rank $r does not tell the one-process error"; }
+done
+
 # --report draws one process: refused across ranks as bad usage (exit status 2), pointing to --profile.
 status=0
 ranks 2 graph run --report r.html "$graphs/tree_sum.json" >/dev/null 2>err.txt || status=$?
