@@ -275,6 +275,9 @@ int run(const RunOptions& o) {
     return interrupts.exit_status();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Across ranks, every rank's figures and trace go to rank 0, which prints and
+  // writes them after the last collective (a failed write then strands no rank).
+  const std::vector<RunStats> ranks = comm ? gather_run_stats(*comm, stats) : std::vector<RunStats>{};
   if (profile) {
     if (comm) {
       write_trace_across(*comm, profiler, *profile);
@@ -283,11 +286,8 @@ int run(const RunOptions& o) {
     }
   }
   if (report_path) report.write_html(*report_path);
-
-  const auto [outputs, output_bytes] = outputs_held(*result);
-  // Across ranks, every rank's figures go to rank 0, which prints them and their sum.
-  const std::vector<RunStats> ranks = comm ? gather_run_stats(*comm, stats) : std::vector<RunStats>{};
   if (!leader) return 0;
+  const auto [outputs, output_bytes] = outputs_held(*result);
   const RunStats all = comm ? sum_run_stats(ranks) : stats;
   if (comm) {
     std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", f.name.c_str(), all.tasks, comm->size(),

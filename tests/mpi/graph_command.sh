@@ -107,6 +107,13 @@ for r in 0 1; do
     { cat one-err.txt err.txt >&2; fail "a limit no task fits: rank $r does not tell the one-process error"; }
 done
 
+# A trace rank 0 cannot write: its error and exit status 1, as one process; no rank waits for it.
+status=0
+ranks 2 graph run --profile no-such-dir/t.json "$graphs/tree_sum.json" >/dev/null 2>err.txt || status=$?
+[ "$status" -eq 1 ] || { cat err.txt >&2; fail "an unwritable trace: expected exit status 1, found $status"; }
+grep -qxF "tessera: no-such-dir/t.json: cannot open for writing: No such file or directory" err.txt ||
+  { cat err.txt >&2; fail "an unwritable trace: not told"; }
+
 # --report draws one process: refused across ranks as bad usage (exit status 2), pointing to --profile.
 status=0
 ranks 2 graph run --report r.html "$graphs/tree_sum.json" >/dev/null 2>err.txt || status=$?
