@@ -1,13 +1,17 @@
 // `tessera graph ...`: inspect, draw and run tessera-graph/1 files
 // (docs/graph-format.md) with tessera's order and schedulers.
 #include <algorithm>
-#include <new>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
-#include <system_error>
+#include <memory>
+#include <new>
 #include <optional>
+#include <span>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +21,8 @@
 #include "command.hpp"
 #include "graph_dot.hpp"
 #include "interrupt.hpp"
+#include "rank_figures.hpp"
+#include "ranks.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
@@ -174,34 +180,68 @@ struct RunOptions {
   std::string path;
   int workers = 0;
   std::optional<std::string> profile, limit, report;
-  bool progress = false;
+  bool progress = false, mpi = false;
   std::vector<std::string> command_line;  // as the report shows it
 };
 
+//! The requested results as they came back: how many, and their bytes
+//! (the recorded nbytes of each output, when every one arrived).
+std::pair<size_t, size_t> outputs_held(const Result& r) {
+  size_t bytes = 0;
+  for (const Result& item : r.items()) bytes += item.value().nbytes();
+  return {r.size(), bytes};
+}
+
+// Under mpirun (or --mpi) every rank loads the file and checks the limit, the
+// ranks agree on errors, then run the Plan across the ranks (get with the
+// communicator: tessera::mpi::get's run); rank 0 prints and writes the trace.
 int run(const RunOptions& o) {
   const std::string& path = o.path;
   const std::optional<std::string>& profile = o.profile;
   const std::optional<std::string>& limit = o.limit;
   const std::optional<std::string>& report_path = o.report;
+  std::shared_ptr<Communicator> comm;
+  if (o.mpi || launched_by_mpirun()) {
+    if (report_path) {
+      throw UsageError("--report draws a run on one process; it cannot be used under mpirun or with --mpi "
+                       "(--profile writes one trace with a process per rank)");
+    }
+    comm = start_mpi();
+  }
+  const bool leader = comm == nullptr || comm->rank() == 0;
   // Without a budget, the graph goes on a heap of huge pages (see allocators.hpp):
   // the parser's buffers and the graph take up to about 16 bytes per byte of the file.
   std::error_code size_error;
   const uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
   if (!limit && !size_error) heap_in_huge_pages(16 * uint64_t{file_bytes});
-  const GraphFile f = load(path);
 
   RunStats stats;
   GetOptions opts;
-  opts.num_workers = o.workers;
+  opts.num_workers = comm && o.workers == 0 ? workers_per_rank(comm->size()) : o.workers;
   opts.stats = &stats;
+  opts.communicator = comm;
   if (limit) {
     opts.memory_limit = static_cast<size_t>(tessera::array::parse_bytes(*limit));
     bound_allocators(static_cast<int64_t>(opts.memory_limit));
   }
+  std::optional<GraphFile> loaded;
+  std::optional<Plan> planned;
+  std::exception_ptr failure;
+  try {
+    loaded.emplace(load(path));
+    planned.emplace(loaded->graph, loaded->compiled, std::span<const uint32_t>{}, Keys(loaded->outputs));
+    // Across ranks, what cannot fit one rank's limit is refused before the run, on every rank.
+    if (limit && comm) check_memory_limit(*loaded, *planned, opts.memory_limit);
+  } catch (...) {
+    if (!comm) throw;
+    failure = std::current_exception();
+  }
+  if (comm) agree(*comm, failure);
+  const GraphFile& f = *loaded;
+  const Plan& plan = *planned;
+
   diagnostics::ProgressBar bar;
-  diagnostics::Profiler profiler;
-  if (o.progress) opts.callbacks.push_back(bar.callbacks());
-  if (profile) opts.callbacks.push_back(profiler.callbacks());
+  if (o.progress && leader) opts.callbacks.push_back(bar.callbacks());
   diagnostics::Report report({.title = f.name + " (tessera graph run)"});
   if (report_path) {
     report.set_command_line(o.command_line);
@@ -209,17 +249,21 @@ int run(const RunOptions& o) {
   }
   Interrupts interrupts;  // SIGINT/SIGTERM stop the run: exit 130/143
   opts.cancel = interrupts.token();
-  const Plan plan(f.graph, f.compiled, {}, Keys(f.outputs));
   // What the recorded sizes say cannot fit is refused before anything is allocated:
   // by a start hook after the others, so a report shows the refused run and its error.
-  if (limit) {
+  if (limit && !comm) {
     Callbacks refuse;
     refuse.start = [&](const RunState&) { check_memory_limit(f, plan, opts.memory_limit); };
     opts.callbacks.push_back(std::move(refuse));
   }
+  // The ranks' traces count from one moment: their Profilers are made after a barrier.
+  if (comm) barrier(*comm);
+  diagnostics::Profiler profiler;
+  if (profile) opts.callbacks.push_back(profiler.callbacks());
   const auto t0 = std::chrono::steady_clock::now();
+  std::optional<Result> result;
   try {
-    get(plan, opts);
+    result = get(plan, opts);
   } catch (const std::exception& e) {
     if (report_path) {
       report.record_error(e);
@@ -231,20 +275,44 @@ int run(const RunOptions& o) {
     return interrupts.exit_status();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (profile) profiler.write_chrome_trace(*profile);
-  if (report_path) report.write_html(*report_path);
-
-  std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
-              seconds * 1e3);
-  std::printf("  results held at most  %zu\n", stats.peak_held);
-  std::printf("  peak bytes held       %zu\n", stats.peak_held_bytes);
-  if (limit) {
-    std::printf("  memory limit          %zu\n", opts.memory_limit);
-    std::printf("  bytes spilled         %zu (%zu results, %.3f s)\n", stats.spilled_bytes, stats.spill_count,
-                stats.spill_seconds);
-    std::printf("  reloads               %zu (%.3f s)\n", stats.reload_count, stats.reload_seconds);
+  // Across ranks, every rank's figures and trace go to rank 0, which prints and
+  // writes them after the last collective (a failed write then strands no rank).
+  const std::vector<RunStats> ranks = comm ? gather_run_stats(*comm, stats) : std::vector<RunStats>{};
+  if (profile) {
+    if (comm) {
+      write_trace_across(*comm, profiler, *profile);
+    } else {
+      profiler.write_chrome_trace(*profile);
+    }
   }
-  if (profile) std::printf("  trace                 %s (open in ui.perfetto.dev)\n", profile->c_str());
+  if (report_path) report.write_html(*report_path);
+  if (!leader) return 0;
+  const auto [outputs, output_bytes] = outputs_held(*result);
+  const RunStats all = comm ? sum_run_stats(ranks) : stats;
+  if (comm) {
+    std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", f.name.c_str(), all.tasks, comm->size(),
+                stats.num_workers, seconds * 1e3);
+    print_rank_figures(ranks, stdout);
+  } else {
+    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
+                seconds * 1e3);
+  }
+  std::printf("  outputs               %zu (%zu bytes)\n", outputs, output_bytes);
+  if (!comm) {
+    std::printf("  results held at most  %zu\n", stats.peak_held);
+    std::printf("  peak bytes held       %zu\n", stats.peak_held_bytes);
+  }
+  if (limit) {
+    const char* where = comm ? ", all ranks" : "";
+    std::printf("  memory limit          %zu%s\n", opts.memory_limit, comm ? " (each rank)" : "");
+    std::printf("  bytes spilled         %zu (%zu results, %.3f s%s)\n", all.spilled_bytes, all.spill_count,
+                all.spill_seconds, where);
+    std::printf("  reloads               %zu (%.3f s%s)\n", all.reload_count, all.reload_seconds, where);
+  }
+  if (profile) {
+    std::printf("  trace                 %s (open in ui.perfetto.dev%s)\n", profile->c_str(),
+                comm ? "; a process per rank" : "");
+  }
   if (report_path) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
   return 0;
 }
@@ -276,19 +344,35 @@ void define(CLI::App& graph, Action& action) {
   auto r = std::make_shared<RunOptions>();
   CLI::App& run_command = *graph.add_subcommand(
       "run", "runs the file's synthetic tasks with get; prints the wall time and the memory held");
+  run_command.footer(
+      "Across ranks: under mpirun (more than one rank) or with --mpi, every rank loads FILE and the graph runs "
+      "across the ranks (tessera::mpi::get; docs/mpi-graphs.md). Rank 0 prints the run and a row per rank (tasks "
+      "it ran, results it sent and received: messages and bytes, seconds waiting on the network, peak bytes held) "
+      "with their sum, and writes --profile; a failed task's error names the rank it failed on, with the exit "
+      "status of one process.");
   set_action(run_command, action, [r, &run_command] {
     r->command_line = command_line(run_command);
     return run(*r);
   });
   file(run_command, r->path);
-  run_command.add_option("--workers", r->workers, "threads (0: the hardware's)")->check(CLI::Range(0, 1024));
-  run_command.add_option("--profile", r->profile, "write a Chrome trace of the run (open in ui.perfetto.dev)")
+  run_command.add_option("--workers", r->workers, "threads (0: the hardware's; across ranks, shared among them)")
+      ->check(CLI::Range(0, 1024));
+  run_command
+      .add_option("--profile", r->profile,
+                  "write a Chrome trace of the run (open in ui.perfetto.dev); across ranks, rank 0 writes one "
+                  "trace with a process per rank (\"rank N\")")
       ->type_name("TRACE.json");
-  run_command.add_flag("--progress", r->progress, "draw a progress bar on stderr");
-  run_command.add_option("--memory-limit", r->limit, "bytes held at most; results beyond it spill to disk")
+  run_command.add_flag("--progress", r->progress, "draw a progress bar on stderr (across ranks: rank 0's tasks)");
+  run_command
+      .add_option("--memory-limit", r->limit,
+                  "bytes held at most (across ranks: by each rank); results beyond it spill to disk")
       ->check(size_check());
-  run_command.add_option("--report", r->report, "write an HTML report of the run (also when it fails)")
+  run_command
+      .add_option("--report", r->report, "write an HTML report of the run (also when it fails); one process only")
       ->type_name("REPORT.html");
+  run_command.add_flag("--mpi", r->mpi,
+                       "run across the ranks of an mpirun job (the default when started by mpirun with more than "
+                       "one rank)");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ namespace tessera::tool {
 
 std::shared_ptr<Communicator> start_mpi() {
   throw UsageError("this tessera was built without MPI (meson -Dmpi=disabled, or no Open MPI found): "
-                   "it cannot rechunk across ranks; run it without mpirun and --mpi");
+                   "it cannot work across ranks; run it without mpirun and --mpi");
 }
 
 }  // namespace tessera::tool

@@ -162,19 +162,6 @@ int dry_run(const Options& o) {
   return 0;
 }
 
-// Rethrows this rank's own failure (its type decides the exit status), or an
-// Error naming the ranks that failed when only others did; returns when none did.
-void agree(Communicator& comm, const std::exception_ptr& failure) {
-  try {
-    agree_on_errors(comm, [&] {
-      if (failure) std::rethrow_exception(failure);
-    });
-  } catch (const Error&) {
-    if (failure) std::rethrow_exception(failure);
-    throw;
-  }
-}
-
 // The rechunk as one rank of an mpirun job: every rank checks and opens what
 // the single-process run does, agrees with the others, then rechunk_store runs
 // across the ranks. Only rank 0 reports; errors are reported by every rank.
@@ -240,8 +227,7 @@ int run(const Options& o) {
     comm = start_mpi();
   }
   const int ranks = comm ? comm->size() : 1;
-  const auto hardware = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
-  const long workers = o.workers.value_or(std::max<long>(hardware / ranks, 1));
+  const long workers = o.workers.value_or(workers_per_rank(ranks));
   const std::optional<std::string>& scratch = o.scratch;
   const bool overwrite = o.overwrite;
   if (o.src.empty()) throw UsageError("missing SRC");

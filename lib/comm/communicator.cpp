@@ -27,31 +27,52 @@ void detail::check_send(const Communicator& comm, int dest, int tag) {
 
 void barrier(Communicator& comm) { (void)comm.allgather(0); }
 
-std::vector<std::string> allgather_strings(Communicator& comm, const std::string& text) {
+namespace {
+
+// Every rank's text to rank `root`, or to every rank when `root` is -1: the
+// lengths by allgather, then one alltoallv whose send buffer repeats the text
+// once per receiving rank. Ranks that receive nothing return an empty vector.
+std::vector<std::string> strings_to(Communicator& comm, const std::string& text, int root) {
   const auto size = static_cast<size_t>(comm.size());
   const std::vector<int64_t> lengths = comm.allgather(static_cast<int64_t>(text.size()));
-  // Each rank sends its text to every rank: the send buffer repeats it.
+  const bool receives = root < 0 || root == comm.rank();
   std::string send;
-  send.reserve(text.size() * size);
+  send.reserve(root < 0 ? text.size() * size : text.size());
   std::vector<int64_t> send_counts(size), send_offsets(size), recv_counts(size), recv_offsets(size);
   int64_t recv_total = 0;
   for (size_t q = 0; q < size; ++q) {
     send_offsets[q] = static_cast<int64_t>(send.size());
-    send_counts[q] = static_cast<int64_t>(text.size());
-    send += text;
+    if (root < 0 || static_cast<size_t>(root) == q) {
+      send_counts[q] = static_cast<int64_t>(text.size());
+      send += text;
+    }
     recv_offsets[q] = recv_total;
-    recv_counts[q] = lengths[q];
-    recv_total += lengths[q];
+    recv_counts[q] = receives ? lengths[q] : 0;
+    recv_total += recv_counts[q];
   }
   std::string recv(static_cast<size_t>(recv_total), '\0');
   comm.alltoallv(reinterpret_cast<const std::byte*>(send.data()), send_counts, send_offsets,
                  reinterpret_cast<std::byte*>(recv.data()), recv_counts, recv_offsets);
   std::vector<std::string> out;
+  if (!receives) return out;
   out.reserve(size);
   for (size_t q = 0; q < size; ++q) {
     out.push_back(recv.substr(static_cast<size_t>(recv_offsets[q]), static_cast<size_t>(recv_counts[q])));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> allgather_strings(Communicator& comm, const std::string& text) {
+  return strings_to(comm, text, -1);
+}
+
+std::vector<std::string> gather_strings(Communicator& comm, const std::string& text, int root) {
+  if (root < 0 || root >= comm.size()) {
+    throw ValueError(absl::StrCat("gather_strings: expected a root rank in [0, ", comm.size(), "), found ", root));
+  }
+  return strings_to(comm, text, root);
 }
 
 void agree_on_errors(Communicator& comm, FunctionRef<void()> step) {

@@ -2,8 +2,11 @@
 
 #include <set>
 
+#include <absl/strings/str_cat.h>
+
 #include <nlohmann/json.hpp>
 
+#include "tessera/graph/error.hpp"
 #include "write_file.hpp"
 
 namespace tessera::diagnostics {
@@ -65,6 +68,37 @@ std::string Profiler::chrome_trace() const {
                       {"args", {{"key", key}, {"bytes", r.bytes}}}});
   }
   return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+}
+
+std::string merge_chrome_traces(std::span<const std::string> traces, std::span<const std::string> process_names) {
+  using nlohmann::json;
+  if (traces.size() != process_names.size()) {
+    throw ValueError(absl::StrCat("merge_chrome_traces: expected a process name per trace (", traces.size(),
+                                  " traces), found ", process_names.size()));
+  }
+  json events = json::array();
+  for (size_t i = 0; i < traces.size(); ++i) {
+    json trace = json::parse(traces[i], nullptr, /*allow_exceptions=*/false);
+    if (trace.is_discarded() || !trace.is_object() || !trace.contains("traceEvents") ||
+        !trace["traceEvents"].is_array()) {
+      const std::string& text = traces[i];
+      throw ValueError(absl::StrCat("merge_chrome_traces: trace ", i,
+                                    ": expected Chrome trace JSON with a traceEvents array, found \"",
+                                    text.substr(0, 40), text.size() > 40 ? "...\"" : "\""));
+    }
+    for (json& e : trace["traceEvents"]) {
+      if (!e.is_object()) continue;
+      e["pid"] = i;
+      if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") e["args"]["name"] = process_names[i];
+      events.push_back(std::move(e));
+    }
+  }
+  return json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump();
+}
+
+void write_merged_chrome_trace(const std::string& path, std::span<const std::string> traces,
+                               std::span<const std::string> process_names) {
+  detail::write_file(path, merge_chrome_traces(traces, process_names));
 }
 
 void Profiler::write_chrome_trace(const std::string& path) const { detail::write_file(path, chrome_trace()); }

@@ -52,3 +52,29 @@ TEST_CASE("send refuses a rank or a tag out of range") {
   CHECK_THROWS_WITH_AS(comms[0]->send(1, -3, {}), "send: expected a tag in [0, 8191], found -3", ValueError);
   CHECK(!comms[1]->try_receive().has_value());
 }
+
+TEST_CASE("gather_strings: every rank's string on the root only, in rank order") {
+  for (int n : {1, 3}) {
+    for (int root = 0; root < n; ++root) {
+      CAPTURE(n);
+      CAPTURE(root);
+      on_every_rank(n, [root](Communicator& comm) {
+        const std::vector<std::string> got = gather_strings(comm, std::string(static_cast<size_t>(comm.rank()) + 1, 'a' + comm.rank()), root);
+        if (comm.rank() == root) {
+          REQUIRE(got.size() == static_cast<size_t>(comm.size()));
+          for (int q = 0; q < comm.size(); ++q) CHECK(got[static_cast<size_t>(q)] == std::string(static_cast<size_t>(q) + 1, 'a' + q));
+        } else {
+          CHECK(got.empty());
+        }
+      });
+    }
+  }
+}
+
+TEST_CASE("gather_strings refuses a root outside the ranks") {
+  const auto comms = thread_communicators(1);
+  CHECK_THROWS_WITH_AS(gather_strings(*comms[0], "x", 1), "gather_strings: expected a root rank in [0, 1), found 1",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(gather_strings(*comms[0], "x", -1), "gather_strings: expected a root rank in [0, 1), found -1",
+                       ValueError);
+}

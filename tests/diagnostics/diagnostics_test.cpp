@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/comm/communicator.hpp"
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/diagnostics/resource_profiler.hpp"
@@ -108,6 +110,62 @@ TEST_CASE("the profiler records key, function, worker, start and end of every ta
     }
     CHECK(complete == 13);
   }
+}
+
+// A run across two thread ranks, each with its own Profiler: the merged trace
+// has a process per rank, named "rank N", and every task of the graph once.
+TEST_CASE("merge_chrome_traces: one process per rank, every task of a run across ranks once") {
+  const Graph g = sleepy(12, 100us);
+  const auto comms = thread_communicators(2);
+  std::vector<std::string> gathered;
+  std::vector<size_t> ran(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      Communicator& comm = *comms[static_cast<size_t>(r)];
+      diagnostics::Profiler prof;
+      get(g, "total", {.num_workers = 1, .callbacks = {prof.callbacks()}, .communicator = comms[static_cast<size_t>(r)]});
+      ran[static_cast<size_t>(r)] = prof.results().size();
+      std::vector<std::string> texts = gather_strings(comm, prof.chrome_trace(), 0);
+      if (r == 0) gathered = std::move(texts);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  CHECK(ran[0] > 0);
+  CHECK(ran[1] > 0);
+  CHECK(ran[0] + ran[1] == 13);
+  const std::vector<std::string> names = {"rank 0", "rank 1"};
+  const nlohmann::json j = nlohmann::json::parse(diagnostics::merge_chrome_traces(gathered, names));
+  std::map<std::string, int> seen;  // task -> times
+  std::map<int, std::string> process;
+  std::map<int, size_t> tasks_of;
+  for (const auto& e : j["traceEvents"]) {
+    const int pid = e["pid"].get<int>();
+    if (e["ph"] == "M") {
+      if (e["name"] == "process_name") process[pid] = e["args"]["name"].get<std::string>();
+      continue;
+    }
+    ++seen[e["name"].get<std::string>()];
+    ++tasks_of[pid];
+  }
+  CHECK(process == std::map<int, std::string>{{0, "rank 0"}, {1, "rank 1"}});
+  CHECK(tasks_of[0] == ran[0]);
+  CHECK(tasks_of[1] == ran[1]);
+  CHECK(seen.size() == 13);
+  for (const auto& [key, times] : seen) {
+    CAPTURE(key);
+    CHECK(times == 1);
+  }
+}
+
+TEST_CASE("merge_chrome_traces refuses a trace that is not one, and names it") {
+  const std::vector<std::string> traces = {diagnostics::Profiler().chrome_trace(), "[1, 2]"};
+  const std::vector<std::string> names = {"rank 0", "rank 1"};
+  CHECK_THROWS_WITH_AS(diagnostics::merge_chrome_traces(traces, names),
+                       "merge_chrome_traces: trace 1: expected Chrome trace JSON with a traceEvents array, found \"[1, 2]\"",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(diagnostics::merge_chrome_traces(traces, std::span(names).first(1)),
+                       "merge_chrome_traces: expected a process name per trace (2 traces), found 1", ValueError);
 }
 
 TEST_CASE("writing a trace to a folder that does not exist is a StorageError naming the path") {

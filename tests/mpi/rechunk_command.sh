@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `tessera rechunk` under mpirun at 2 and 4 ranks: the store it writes is the single-process command's,
 # byte for byte, and a refused target is an error on every rank (exit status 1, naming rank 0), with the
-# target left as it was. Usage: rechunk_command.sh MPIRUN TESSERA
+# target left as it was; a missing source is exit status 2 with each rank's error naming it.
+# Usage: rechunk_command.sh MPIRUN TESSERA
 set -euo pipefail
 mpirun=$1
 tessera=$2
@@ -24,4 +25,12 @@ timeout 120 "$mpirun" -n 2 --oversubscribe "$tessera" rechunk src.zarr taken --c
 [ "$(grep -c 'tessera: rank 0 of 2: taken: will not replace it' err.txt)" -eq 2 ] ||
   { echo "FAIL: expected the error on both ranks:" >&2; cat err.txt >&2; exit 1; }
 [ "$(cat taken)" = "not a store" ] || { echo "FAIL: the refused target changed" >&2; exit 1; }
+# A source that cannot be opened: exit status 2 as one process, every rank telling its error by its rank.
+status=0
+timeout 120 "$mpirun" -n 2 --oversubscribe "$tessera" rechunk no-such.npy out.zarr --chunks 8,-1 2>err.txt || status=$?
+[ "$status" -eq 2 ] || { cat err.txt >&2; echo "FAIL: expected exit status 2 for a missing source, found $status" >&2; exit 1; }
+for r in 0 1; do
+  grep -qxF "tessera: rank $r of 2: no-such.npy: cannot open: No such file or directory" err.txt ||
+    { cat err.txt >&2; echo "FAIL: rank $r does not tell the missing source by its rank" >&2; exit 1; }
+done
 echo "ok: 2 and 4 ranks wrote the single-process store; a refused target failed on every rank"

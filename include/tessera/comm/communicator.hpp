@@ -93,6 +93,15 @@ void barrier(Communicator& comm);
 //! Every rank's string, by rank (lengths by allgather, then one alltoallv). Collective.
 std::vector<std::string> allgather_strings(Communicator& comm, const std::string& text);
 
+//! Every rank's string, by rank, on rank `root` only (the others send theirs
+//! and get an empty vector): what one rank collects, such as each rank's
+//! trace, without every rank holding every string. Throws ValueError for a
+//! `root` outside [0, size()). Collective.
+//! @code
+//!   auto traces = tessera::gather_strings(comm, my_trace, 0);   // on rank 0: size() strings
+//! @endcode
+std::vector<std::string> gather_strings(Communicator& comm, const std::string& text, int root);
+
 //! Runs `step` on this rank, then agrees with the others: when `step` threw on
 //! any rank, throws tessera::Error on every rank, naming each rank that failed
 //! and its message ("rank 1 of 4: cannot open ..."); a rank never waits for a

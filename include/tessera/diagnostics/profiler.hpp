@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,5 +89,27 @@ class Profiler {
   std::vector<TaskRecord> results_;
   std::vector<SpillRecord> spills_;
 };
+
+//! One Chrome trace of several processes from one chrome_trace() text per
+//! process (each rank's, in a run across ranks): trace i's events become
+//! process i (`pid` i), whose process_name metadata is `process_names[i]`; the
+//! tracks inside keep their workers. Times stay as each trace has them: make
+//! the Profilers at a common moment (after a barrier) so that they line up.
+//! Throws ValueError when the spans differ in length or a trace is not Chrome
+//! trace JSON with a traceEvents array.
+//! @code
+//!   auto texts = tessera::gather_strings(comm, prof.chrome_trace(), 0);   // empty but on rank 0
+//!   std::vector<std::string> names = {"rank 0", "rank 1"};
+//!   if (comm.rank() == 0) std::string trace = merge_chrome_traces(texts, names);
+//! @endcode
+std::string merge_chrome_traces(std::span<const std::string> traces, std::span<const std::string> process_names);
+
+//! Writes merge_chrome_traces(traces, process_names) to `path` (through a
+//! temporary name, renamed on success); throws StorageError when it cannot.
+//! @code
+//!   if (comm.rank() == 0) write_merged_chrome_trace("trace.json", texts, names);
+//! @endcode
+void write_merged_chrome_trace(const std::string& path, std::span<const std::string> traces,
+                               std::span<const std::string> process_names);
 
 }  // namespace tessera::diagnostics
