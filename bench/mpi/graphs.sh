@@ -8,8 +8,8 @@
 # Workloads (SIZE 2GiB gives the issue's sizes; bench/peers/graphs_distributed.py
 # `shapes SIZE` prints them):
 #  - the 2-D FFT of a SIZE float32 image (zarr, blosc lz4): rfft along rows,
-#    rechunk (tasks method on both sides) to whole columns, fft down them, then
-#    sum(|F|^2);
+#    rechunk (tasks method on both sides, intermediate blocks up to 4 row blocks:
+#    128 MiB at 2GiB, dask's default) to whole columns, fft down them, then sum(|F|^2);
 #  - (x - x.mean(0)) / x.std(0) on a SIZE float64 zarr, then sum(z^2);
 #  - x @ x.T on an 8192^2 float64 zarr in blocks of 1024^2 (scaled with SIZE),
 #    then the sum;
@@ -23,18 +23,23 @@
 # CPU seconds (all ranks; dask: workers plus the scheduler's process) because
 # with RANKS above the cores the ranks share cores and wall time follows load.
 #
-# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [BUILD_DIR=build]
+# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--max-mem BYTES] [BUILD_DIR=build]
 #   (scripts/bench mpi graphs ...). SIZE=2GiB is the issue's (several minutes on
-#   2 cores); 256MiB runs in about a minute. The data goes to $TMPDIR (3 x SIZE
+#   2 cores); 256MiB runs in about a minute. --leaves: the graph file's leaves
+#   (default 100,000 x SIZE / 2GiB: dask.distributed takes milliseconds per task
+#   on a loaded 2-core machine). --max-mem: each rank's memory_limit in bytes
+#   (default none; dask's workers keep their default limits). The data goes to $TMPDIR (3 x SIZE
 #   and a little), removed at the end. PEER_TIMEOUT (default 900 s) bounds each run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-size=2GiB ranks=4 build=build
+size=2GiB ranks=4 build=build leaves= max_mem=()
 while [ $# -gt 0 ]; do
   case $1 in
     --size) size=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
+    --leaves) leaves=$2; shift 2 ;;
+    --max-mem) max_mem=(--max-mem "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -e/{/^set -e/d; s/^# \{0,1\}//; p}' "$0"; exit 0 ;;
     *) build=$1; shift ;;
   esac
@@ -53,7 +58,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-mpi-graphs-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$python" "$peer" shapes "$bytes" >"$work/shapes.json"
 columns=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['fft_columns'])" "$work/shapes.json")
-leaves=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['leaves'])" "$work/shapes.json")
+rechunk_limit=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['rechunk_limit'])" "$work/shapes.json")
+leaves=${leaves:-$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['leaves'])" "$work/shapes.json")}
 echo "== writing the inputs ($size) to $work" >&2
 "$python" "$peer" make "$work" "$bytes"
 "$python" "$root/bench/graphs/tree_graph.py" "$leaves" "$work/tree.json"
@@ -62,7 +68,7 @@ results=$work/results.jsonl
 tessera() {  # RANKS WORKLOAD ARGS...
   local n=$1; shift
   echo "== tessera, $n ranks: $*" >&2
-  (cd "$work" && timeout --kill-after=10 "$limit" mpirun -n "$n" --oversubscribe "$build/bench/bench_graphs_mpi" "$@") |
+  (cd "$work" && timeout --kill-after=10 "$limit" mpirun -n "$n" --oversubscribe "$build/bench/bench_graphs_mpi" "$@" "${max_mem[@]}") |
     grep '^{' | sed "s/^{/{\"who\": \"tessera\", /" >>"$results"
 }
 dask() {  # WORKLOAD ARGS...
@@ -71,7 +77,7 @@ dask() {  # WORKLOAD ARGS...
     grep '^{' | sed "s/^{/{\"who\": \"dask\", /" >>"$results" || { tail -20 "$work/dask.log" >&2; exit 1; }
 }
 sync
-for w in "fft image.zarr $columns" "standardize x.zarr" "matmul m.zarr"; do
+for w in "fft image.zarr $columns $rechunk_limit" "standardize x.zarr" "matmul m.zarr"; do
   tessera "$ranks" $w
   dask $w
 done

@@ -2,10 +2,13 @@
 // as one rank of an mpirun job, every rank computing its share through
 // GetOptions::communicator (tessera::mpi::get underneath), one worker per rank.
 //
-//   mpirun -n 4 bench_graphs_mpi fft IMAGE.zarr COLUMNS   sum(|fft(rechunk(rfft(x, rows), (-1, COLUMNS)), cols)|^2)
+//   mpirun -n 4 bench_graphs_mpi fft IMAGE.zarr COLUMNS LIMIT
+//       sum(|fft(rechunk(rfft(x, rows), (-1, COLUMNS)), cols)|^2), the rechunk's
+//       intermediate blocks at most LIMIT bytes (dask's block_size_limit)
 //   mpirun -n 4 bench_graphs_mpi standardize X.zarr       sum(((x - x.mean(0)) / x.std(0))^2)
 //   mpirun -n 4 bench_graphs_mpi matmul X.zarr            sum(x @ x.T)
 //   mpirun -n 4 bench_graphs_mpi graph FILE.json          the graph file's outputs
+//   ... --max-mem BYTES (last): each rank's GetOptions::memory_limit
 //
 // Each array workload ends in a sum computed across the ranks (the value on rank
 // 0 is the check against dask's). Rank 0 prints one JSON line: the workload, the
@@ -61,12 +64,12 @@ Outcome sum_across(const ta::Array& x, const tessera::GetOptions& options) {
 
 // The 2-D FFT as dask does it (ta::rfft2's steps, with the column blocks named):
 // rfft along the rows, a rechunk to blocks of whole columns, fft down them.
-Outcome fft(const std::string& path, int64_t columns, const tessera::GetOptions& options) {
+Outcome fft(const std::string& path, int64_t columns, int64_t limit, const tessera::GetOptions& options) {
   const ta::Array x = ta::from_zarr(path);
   const ta::Array rows = ta::rfft(x, {.axis = 1});
   // The tasks method: the automatic choice here is the shuffle, whose shared
   // scratch buffer lives in one process and has no wire form to travel between ranks.
-  const ta::Array f = ta::fft(ta::rechunk(rows, {-1, columns}, {.method = ta::RechunkMethod::tasks}), {.axis = 0});
+  const ta::Array f = ta::fft(ta::rechunk(rows, {-1, columns}, {.method = ta::RechunkMethod::tasks, .block_size_limit = limit}), {.axis = 0});
   const ta::Array power = ta::map_blocks<std::complex<float>, 2>(
       [](auto b) { return b.abs().square().template cast<double>(); }, f);
   return sum_across(power, options);
@@ -113,20 +116,25 @@ int run(int argc, char** argv) {
   const auto comm = tessera::mpi::world_communicator();
   if (argc < 3) {
     if (comm->rank() == 0)
-      std::fprintf(stderr, "usage: bench_graphs_mpi fft IMAGE.zarr COLUMNS | standardize X.zarr | matmul X.zarr | graph FILE.json\n");
+      std::fprintf(stderr, "usage: bench_graphs_mpi fft IMAGE.zarr COLUMNS LIMIT | standardize X.zarr | matmul X.zarr | graph FILE.json\n");
     return 2;
   }
   const std::string what = argv[1], path = argv[2];
   tessera::RunStats stats;
   tessera::GetOptions options{.num_workers = 1, .stats = &stats};
+  // A trailing `--max-mem BYTES`: each rank's memory_limit (results held, spilled past it).
+  if (argc >= 5 && std::string(argv[argc - 2]) == "--max-mem") {
+    options.memory_limit = std::stoull(argv[argc - 1]);
+    argc -= 2;
+  }
   options.communicator = comm;
 
   tessera::barrier(*comm);
   const auto start = Clock::now();
   const double cpu_start = cpu_seconds(usage());
   Outcome out;
-  if (what == "fft" && argc >= 4) {
-    out = fft(path, std::stoll(argv[3]), options);
+  if (what == "fft" && argc >= 5) {
+    out = fft(path, std::stoll(argv[3]), std::stoll(argv[4]), options);
   } else if (what == "standardize") {
     out = standardize(path, options);
   } else if (what == "matmul") {
@@ -134,7 +142,7 @@ int run(int argc, char** argv) {
   } else if (what == "graph") {
     out = graph(path, options);
   } else {
-    if (comm->rank() == 0) std::fprintf(stderr, "bench_graphs_mpi: unknown workload '%s' (or missing COLUMNS for fft)\n", what.c_str());
+    if (comm->rank() == 0) std::fprintf(stderr, "bench_graphs_mpi: unknown workload '%s' (or missing COLUMNS LIMIT for fft)\n", what.c_str());
     return 2;
   }
   const double seconds = what == "graph" ? out.value : std::chrono::duration<double>(Clock::now() - start).count();

@@ -7,7 +7,7 @@
       writes DIR/image.zarr (float32), DIR/x.zarr (float64), DIR/m.zarr
       (float64), zarr v2 with blosc lz4 + shuffle (the demo's codec), normal
       random numbers; both sides read these.
-  graphs_distributed.py run WORKERS WORKLOAD PATH [COLUMNS]
+  graphs_distributed.py run WORKERS WORKLOAD PATH [COLUMNS LIMIT]
       the workload of bench_graphs_mpi (fft, standardize, matmul, graph) on a
       fresh LocalCluster(n_workers=WORKERS, threads_per_worker=1); prints one
       JSON line like bench_graphs_mpi's: seconds (graph built and computed, the
@@ -39,6 +39,8 @@ def shapes(size):
     m_block = max(16, int(1024 * math.sqrt(size / (2 * GIB))))  # matmul: 8 x 8 blocks (8192^2 in 1024^2 at 2 GiB)
     return {
         "image": [rows, cols], "image_chunks": [max(1, rows // 64), cols], "fft_columns": max(1, cols // 128),
+        # the rechunk's largest intermediate block: 4 row blocks of the rfft (128 MiB, dask's default, at 2 GiB)
+        "rechunk_limit": 4 * max(1, rows // 64) * (cols // 2 + 1) * 8,
         "x": [side, side], "x_chunks": [max(1, side // 32), side],
         "m": [8 * m_block, 8 * m_block], "m_chunks": [m_block, m_block],
         "leaves": max(1000, int(100000 * size / (2 * GIB))),
@@ -121,7 +123,7 @@ def workload(client, what, path, columns):
     x = da.from_zarr(path)
     if what == "fft":
         rows = da.fft.rfft(x, axis=1).astype(np.complex64)
-        f = da.fft.fft(rows.rechunk((-1, columns)), axis=0)
+        f = da.fft.fft(rows.rechunk((-1, columns[0]), block_size_limit=columns[1]), axis=0)
         s = (abs(f) ** 2).sum()
     elif what == "standardize":
         z = (x - x.mean(axis=0)) / x.std(axis=0)
@@ -162,7 +164,7 @@ def main():
     elif cmd == "make":
         make(sys.argv[2], int(sys.argv[3]))
     elif cmd == "run":
-        run(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 0)
+        run(int(sys.argv[2]), sys.argv[3], sys.argv[4], [int(a) for a in sys.argv[5:7]])
     else:
         raise SystemExit(__doc__)
 
