@@ -14,8 +14,9 @@
 #  - x @ x.T on an 8192^2 float64 zarr in blocks of 1024^2 (scaled with SIZE),
 #    then the sum;
 #  - a tree-sum graph file of tiny tasks (bench/graphs/tree_graph.py; 200,000
-#    tasks at 2GiB), tessera at 1, 2 and RANKS ranks: µs per task and results
-#    sent between ranks per task.
+#    tasks at 2GiB) beside dask: µs per task and results sent between ranks per task;
+#  - the scheduling cost across ranks: tessera alone on a 200,000-task tree
+#    (--scale-leaves) at 1, 2 and RANKS ranks.
 # Each array workload ends in a sum computed across the ranks (checked against
 # dask's), not a store: zarr stores across ranks are another branch's work.
 # Times are from a barrier before the graph is built to the value on rank 0
@@ -23,22 +24,24 @@
 # CPU seconds (all ranks; dask: workers plus the scheduler's process) because
 # with RANKS above the cores the ranks share cores and wall time follows load.
 #
-# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--max-mem BYTES] [BUILD_DIR=build]
+# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--scale-leaves N] [--max-mem BYTES] [BUILD_DIR=build]
 #   (scripts/bench mpi graphs ...). SIZE=2GiB is the issue's (several minutes on
 #   2 cores); 256MiB runs in about a minute. --leaves: the graph file's leaves
 #   (default 100,000 x SIZE / 2GiB: dask.distributed takes milliseconds per task
-#   on a loaded 2-core machine). --max-mem: each rank's memory_limit in bytes
+#   on a loaded 2-core machine); --scale-leaves: the leaves of tessera's own
+#   1, 2, RANKS rank runs (default 100,000: 200,000 tasks). --max-mem: each rank's memory_limit in bytes
 #   (default none; dask's workers keep their default limits). The data goes to $TMPDIR (3 x SIZE
 #   and a little), removed at the end. PEER_TIMEOUT (default 900 s) bounds each run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-size=2GiB ranks=4 build=build leaves= max_mem=()
+size=2GiB ranks=4 build=build leaves= scale_leaves=100000 max_mem=()
 while [ $# -gt 0 ]; do
   case $1 in
     --size) size=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
     --leaves) leaves=$2; shift 2 ;;
+    --scale-leaves) scale_leaves=$2; shift 2 ;;
     --max-mem) max_mem=(--max-mem "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -e/{/^set -e/d; s/^# \{0,1\}//; p}' "$0"; exit 0 ;;
     *) build=$1; shift ;;
@@ -63,6 +66,7 @@ leaves=${leaves:-$("$python" -c "import json,sys; print(json.load(open(sys.argv[
 echo "== writing the inputs ($size) to $work" >&2
 "$python" "$peer" make "$work" "$bytes"
 "$python" "$root/bench/graphs/tree_graph.py" "$leaves" "$work/tree.json"
+"$python" "$root/bench/graphs/tree_graph.py" "$scale_leaves" "$work/tree-scale.json"
 
 results=$work/results.jsonl
 tessera() {  # RANKS WORKLOAD ARGS...
@@ -81,6 +85,7 @@ for w in "fft image.zarr $columns $rechunk_limit" "standardize x.zarr" "matmul m
   tessera "$ranks" $w
   dask $w
 done
-for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do tessera "$n" graph tree.json; done
+for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do tessera "$n" graph tree-scale.json; done
+tessera "$ranks" graph tree.json
 dask graph tree.json
 "$python" "$here/graphs_table.py" "$results" "$work/shapes.json" "$size" "$ranks"

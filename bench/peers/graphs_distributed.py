@@ -83,39 +83,13 @@ def transfers(dask_worker):
     return dask_worker.state.transfer_incoming_count_total
 
 
-def as_key(k):
-    return tuple(k) if isinstance(k, list) else k
-
-
-def synthetic(nbytes, *inputs):
-    return bytes(nbytes)
-
-
-def graph_of(path):
-    """The dask graph of a tessera-graph/1 file: each task reads its inputs and
-    returns `nbytes` zero bytes, as `tessera graph run` does; one module-level
-    function for every task, so that a task pickles as a reference to it)."""
-    # This file imported as a module (run() puts its folder on the workers'
-    # PYTHONPATH): a function of __main__ would be pickled by value in every task.
-    from graphs_distributed import synthetic as task
-    with open(path) as f:
-        doc = json.load(f)
-    dsk = {}
-    for t in doc["tasks"]:
-        key, deps = as_key(t["key"]), [as_key(d) for d in t["deps"]]
-        if t["func"] == "literal" and not deps:
-            dsk[key] = bytes(t["nbytes"])
-        elif t["func"] == "literal" and len(deps) == 1:
-            dsk[key] = deps[0]
-        else:
-            dsk[key] = (task, t["nbytes"]) + tuple(deps)
-    return dsk, [as_key(k) for k in doc["outputs"]]
-
-
 def workload(client, what, path, columns):
     import dask.array as da
     if what == "graph":
-        dsk, outputs = graph_of(path)
+        # graph_run_dask as a module (run() puts bench/peers on the workers'
+        # PYTHONPATH): its task function pickles by reference, not by value.
+        from graph_run_dask import dask_graph
+        dsk, outputs = dask_graph(path)
         start = time.perf_counter()
         client.get(dsk, outputs)
         return time.perf_counter() - start, 0.0, len(dsk)
