@@ -26,7 +26,7 @@
 #
 # Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--scale-leaves N] [--max-mem BYTES] [BUILD_DIR=build]
 #   (scripts/bench mpi graphs ...). SIZE=2GiB is the (several minutes on
-#   2 cores); 256MiB runs in about a minute. --leaves: the graph file's leaves
+#   2 cores); 256MiB took 3.5 minutes on the loaded 2-core VM. --leaves: the graph file's leaves
 #   (default 100,000 x SIZE / 2GiB: dask.distributed takes milliseconds per task
 #   on a loaded 2-core machine); --scale-leaves: the leaves of tessera's own
 #   1, 2, RANKS rank runs (default 100,000: 200,000 tasks). --max-mem: each rank's memory_limit in bytes
