@@ -5,12 +5,18 @@
 #   - the MD5 tutorial on a running cluster (scatter, apply, flatten; 500 files of 1 KiB);
 #   - a cluster's start plus the tutorial: mpirun -n 5 spmd_md5_mpi, start to exit,
 #     beside ipyparallel's cluster start plus the tutorial's median.
-# Then bench/mpi/rechunk.sh, when present (the rechunk across ranks).
+# Then bench/mpi/rechunk.sh, when present (the rechunk across ranks), and
+# bench/mpi/graphs.sh (array workloads and a graph file across ranks beside
+# dask.distributed). `scripts/bench mpi graphs [--size SIZE ...]` runs only that one.
 # Each side is bounded by a timeout (PEER_TIMEOUT, 600 s); ipyparallel runs with
 # /usr/bin/python3 (Debian's python3-ipyparallel). Open MPI runs as root when
 # asked to (CI); --oversubscribe lets 5 ranks share fewer cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ "${1:-}" = graphs ]; then
+  shift
+  exec bench/mpi/graphs.sh "$@"
+fi
 engines=4
 peer_timeout=${PEER_TIMEOUT:-600}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -47,3 +53,4 @@ fi
 if [ -x bench/mpi/rechunk.sh ]; then
   bench/mpi/rechunk.sh
 fi
+bench/mpi/graphs.sh

@@ -14,16 +14,15 @@ def as_key(k):
     return tuple(k) if isinstance(k, list) else k
 
 
-def synthetic(nbytes):
-    def task(*inputs):
-        return bytes(nbytes)
-    return task
+def synthetic(nbytes, *inputs):
+    """A task of the file: reads its inputs, returns `nbytes` zero bytes."""
+    return bytes(nbytes)
 
 
-def main():
-    path, workers = sys.argv[1], int(sys.argv[2])
-    t0 = time.perf_counter()
-    import dask.threaded
+def dask_graph(path):
+    """The file's dask graph and its outputs. Every task calls the module-level
+    `synthetic`, so that dask.distributed pickles a task as a reference to it
+    (graphs_distributed.py imports this file as a module)."""
     with open(path) as f:
         doc = json.load(f)
     dsk = {}
@@ -34,8 +33,15 @@ def main():
         elif t["func"] == "literal" and len(deps) == 1:
             dsk[key] = deps[0]
         else:
-            dsk[key] = (synthetic(t["nbytes"]),) + tuple(deps)
-    outputs = [as_key(k) for k in doc["outputs"]]
+            dsk[key] = (synthetic, t["nbytes"]) + tuple(deps)
+    return dsk, [as_key(k) for k in doc["outputs"]]
+
+
+def main():
+    path, workers = sys.argv[1], int(sys.argv[2])
+    t0 = time.perf_counter()
+    import dask.threaded
+    dsk, outputs = dask_graph(path)
     t1 = time.perf_counter()
     dask.threaded.get(dsk, outputs, num_workers=workers)
     t2 = time.perf_counter()

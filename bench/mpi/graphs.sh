@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Graphs across MPI ranks beside dask.distributed, one run, the same data on disk:
+#  - tessera: `mpirun -n RANKS --oversubscribe bench_graphs_mpi WORKLOAD ...`, one
+#    worker per rank (Array::compute / get with GetOptions::communicator);
+#  - dask: LocalCluster(n_workers=RANKS, threads_per_worker=1) of Debian's
+#    python3-distributed under /usr/bin/python3 (bench/peers/graphs_distributed.py),
+#    a fresh cluster per workload so that each peak RSS is that workload's.
+# Workloads (SIZE 2GiB gives the issue's sizes; bench/peers/graphs_distributed.py
+# `shapes SIZE` prints them):
+#  - the 2-D FFT of a SIZE float32 image (zarr, blosc lz4): rfft along rows,
+#    rechunk (tasks method on both sides, intermediate blocks up to 4 row blocks:
+#    128 MiB at 2GiB, dask's default) to whole columns, fft down them, then sum(|F|^2);
+#  - (x - x.mean(0)) / x.std(0) on a SIZE float64 zarr, then sum(z^2);
+#  - x @ x.T on an 8192^2 float64 zarr in blocks of 1024^2 (scaled with SIZE),
+#    then the sum;
+#  - a tree-sum graph file of tiny tasks (bench/graphs/tree_graph.py; 200,000
+#    tasks at 2GiB) beside dask: µs per task and results sent between ranks per task;
+#  - the scheduling cost across ranks: tessera alone on a 200,000-task tree
+#    (--scale-leaves) at 1, 2 and RANKS ranks.
+# Each array workload ends in a sum computed across the ranks (checked against
+# dask's), not a store: zarr stores across ranks are another branch's work.
+# Times are from a barrier before the graph is built to the value on rank 0
+# (dask: graph built and computed on a running cluster). The table also gives
+# CPU seconds (all ranks; dask: workers plus the scheduler's process) because
+# with RANKS above the cores the ranks share cores and wall time follows load.
+#
+# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--scale-leaves N] [--max-mem BYTES] [BUILD_DIR=build]
+#   (scripts/bench mpi graphs ...). SIZE=2GiB is the issue's (several minutes on
+#   2 cores); 256MiB took 3.5 minutes on the loaded 2-core VM. --leaves: the graph file's leaves
+#   (default 100,000 x SIZE / 2GiB: dask.distributed takes milliseconds per task
+#   on a loaded 2-core machine); --scale-leaves: the leaves of tessera's own
+#   1, 2, RANKS rank runs (default 100,000: 200,000 tasks). --max-mem: each rank's memory_limit in bytes
+#   (default none; dask's workers keep their default limits). The data goes to $TMPDIR (3 x SIZE
+#   and a little), removed at the end. PEER_TIMEOUT (default 900 s) bounds each run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+size=2GiB ranks=4 build=build leaves= scale_leaves=100000 max_mem=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --size) size=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --leaves) leaves=$2; shift 2 ;;
+    --scale-leaves) scale_leaves=$2; shift 2 ;;
+    --max-mem) max_mem=(--max-mem "$2"); shift 2 ;;
+    -h|--help) sed -n '2,/^set -e/{/^set -e/d; s/^# \{0,1\}//; p}' "$0"; exit 0 ;;
+    *) build=$1; shift ;;
+  esac
+done
+python=/usr/bin/python3
+peer="$root/bench/peers/graphs_distributed.py"
+limit=${PEER_TIMEOUT:-900}
+[[ "$build" = /* ]] || build="$root/$build"
+. "$root/bench/build.sh"
+bench_build "$build"
+ninja -C "$build" -j2 bench/bench_graphs_mpi >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+bytes=$("$python" -c "import re,sys; m=re.fullmatch(r'(\d+)([KMG]i?B)?', sys.argv[1]) or sys.exit('--size: expected a size such as 2GiB or 256MiB, found ' + repr(sys.argv[1][:40])); print(int(m[1]) * {None:1,'KiB':2**10,'MiB':2**20,'GiB':2**30,'KB':10**3,'MB':10**6,'GB':10**9}[m[2]])" "$size")
+work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-mpi-graphs-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+"$python" "$peer" shapes "$bytes" >"$work/shapes.json"
+columns=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['fft_columns'])" "$work/shapes.json")
+rechunk_limit=$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['rechunk_limit'])" "$work/shapes.json")
+leaves=${leaves:-$("$python" -c "import json,sys; print(json.load(open(sys.argv[1]))['leaves'])" "$work/shapes.json")}
+echo "== writing the inputs ($size) to $work" >&2
+"$python" "$peer" make "$work" "$bytes"
+"$python" "$root/bench/graphs/tree_graph.py" "$leaves" "$work/tree.json"
+"$python" "$root/bench/graphs/tree_graph.py" "$scale_leaves" "$work/tree-scale.json"
+
+results=$work/results.jsonl
+tessera() {  # RANKS WORKLOAD ARGS...
+  local n=$1; shift
+  echo "== tessera, $n ranks: $*" >&2
+  (cd "$work" && timeout --kill-after=10 "$limit" mpirun -n "$n" --oversubscribe "$build/bench/bench_graphs_mpi" "$@" "${max_mem[@]}") |
+    grep '^{' | sed "s/^{/{\"who\": \"tessera\", /" >>"$results"
+}
+dask() {  # WORKLOAD ARGS...
+  echo "== dask.distributed, $ranks workers: $*" >&2
+  (cd "$work" && timeout --kill-after=30 "$limit" "$python" "$peer" run "$ranks" "$@" 2>"$work/dask.log") |
+    grep '^{' | sed "s/^{/{\"who\": \"dask\", /" >>"$results" || { tail -20 "$work/dask.log" >&2; exit 1; }
+}
+sync
+for w in "fft image.zarr $columns $rechunk_limit" "standardize x.zarr" "matmul m.zarr"; do
+  tessera "$ranks" $w
+  dask $w
+done
+for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do tessera "$n" graph tree-scale.json; done
+tessera "$ranks" graph tree.json
+dask graph tree.json
+"$python" "$here/graphs_table.py" "$results" "$work/shapes.json" "$size" "$ranks"
