@@ -2,6 +2,7 @@
 // that are threads of one process.
 #include "tessera/comm/communicator.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -198,6 +199,18 @@ class ThreadCommunicator final : public Communicator {
     if (box.messages.empty()) return std::nullopt;
     Message m = std::move(box.messages.front());
     box.messages.pop_front();
+    return m;
+  }
+
+  // The first message from `source` in the mailbox: a scan, as the mailbox
+  // mixes senders (a test's mailboxes hold a few messages).
+  std::optional<Message> try_receive_from(int source, FunctionRef<bool(int tag, size_t bytes)> take) override {
+    Mailbox& box = group_->mailboxes[static_cast<size_t>(rank_)];
+    std::lock_guard lock(box.mutex);
+    auto it = std::find_if(box.messages.begin(), box.messages.end(), [&](const Message& m) { return m.source == source; });
+    if (it == box.messages.end() || !take(it->tag, it->bytes.size())) return std::nullopt;
+    Message m = std::move(*it);
+    box.messages.erase(it);
     return m;
   }
 

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstring>
 #include <list>
+#include <map>
 #include <vector>
 
 #include "comm/point_to_point.hpp"
@@ -97,30 +98,44 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  // A large message whose header try_receive_from took and left (its pieces
+  // still in MPI) is the next message from its sender: it comes first.
   std::optional<Message> try_receive() override {
+    if (!heads_.empty()) return pieces(heads_.begin());
     int found = 0;
     MPI_Message handle;
     MPI_Status status;
     MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, p2p_, &found, &handle, &status);
     if (!found) return std::nullopt;
-    Message m;
-    m.source = status.MPI_SOURCE;
-    m.tag = status.MPI_TAG / 2;
-    if (status.MPI_TAG % 2 == 0) {
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
-      m.bytes.resize(static_cast<size_t>(count));
-      MPI_Mrecv(m.bytes.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-      return m;
+    if (status.MPI_TAG % 2 == 0) return whole(handle, status);
+    return pieces(heads_.emplace(status.MPI_SOURCE, header(handle, status)).first);
+  }
+
+  // The sender's next message is probed without being matched, and taken only
+  // when `take` agrees (with one thread receiving, the first message from
+  // `source` with the probed tag is the probed one). A large one's header is
+  // taken to learn its length and kept in heads_ until its pieces are.
+  std::optional<Message> try_receive_from(int source, FunctionRef<bool(int tag, size_t bytes)> take) override {
+    auto head = heads_.find(source);
+    if (head == heads_.end()) {
+      int found = 0;
+      MPI_Status status;
+      MPI_Iprobe(source, MPI_ANY_TAG, p2p_, &found, &status);
+      if (!found) return std::nullopt;
+      if (status.MPI_TAG % 2 == 0) {
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        if (!take(status.MPI_TAG / 2, static_cast<size_t>(count))) return std::nullopt;
+        MPI_Message handle;
+        MPI_Mprobe(source, status.MPI_TAG, p2p_, &handle, &status);
+        return whole(handle, status);
+      }
+      MPI_Message handle;
+      MPI_Mprobe(source, status.MPI_TAG, p2p_, &handle, &status);
+      head = heads_.emplace(source, header(handle, status)).first;
     }
-    int64_t length = 0;
-    MPI_Mrecv(&length, sizeof length, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-    m.bytes.resize(static_cast<size_t>(length));
-    for (int64_t done = 0; done < length; done += piece_) {
-      MPI_Recv(m.bytes.data() + done, static_cast<int>(std::min(piece_, length - done)), MPI_BYTE, m.source,
-               kPieceTag, p2p_, MPI_STATUS_IGNORE);
-    }
-    return m;
+    if (!take(head->second.tag, static_cast<size_t>(head->second.length))) return std::nullopt;
+    return pieces(head);
   }
 
   size_t unfinished_sends() override {
@@ -140,6 +155,44 @@ class MpiCommunicator final : public Communicator {
     int64_t length = 0;
     std::vector<MPI_Request> requests;
   };
+
+  // The header of a large message: its tag and length, its pieces still to come.
+  struct Head {
+    int tag;
+    int64_t length;
+  };
+
+  Message whole(MPI_Message& handle, const MPI_Status& status) {
+    Message m;
+    m.source = status.MPI_SOURCE;
+    m.tag = status.MPI_TAG / 2;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    m.bytes.resize(static_cast<size_t>(count));
+    MPI_Mrecv(m.bytes.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+    return m;
+  }
+
+  Head header(MPI_Message& handle, const MPI_Status& status) {
+    Head h{status.MPI_TAG / 2, 0};
+    MPI_Mrecv(&h.length, sizeof h.length, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+    return h;
+  }
+
+  // The pieces of the large message whose header is `head`, which goes.
+  Message pieces(std::map<int, Head>::iterator head) {
+    Message m;
+    m.source = head->first;
+    m.tag = head->second.tag;
+    const int64_t length = head->second.length;
+    heads_.erase(head);
+    m.bytes.resize(static_cast<size_t>(length));
+    for (int64_t done = 0; done < length; done += piece_) {
+      MPI_Recv(m.bytes.data() + done, static_cast<int>(std::min(piece_, length - done)), MPI_BYTE, m.source,
+               kPieceTag, p2p_, MPI_STATUS_IGNORE);
+    }
+    return m;
+  }
 
   void isend(Send& s, const void* data, int64_t bytes, int dest, int tag) {
     MPI_Request r;
@@ -172,6 +225,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm p2p_ = MPI_COMM_NULL;  // point-to-point messages only
   int64_t piece_;                 // the most bytes of one MPI message of send()
   std::list<Send> sends_;         // a list: a Send's address is in MPI's hands until it completes
+  std::map<int, Head> heads_;     // by sender: a large message's header taken, its pieces not yet
   int rank_ = 0;
   int size_ = 1;
 };

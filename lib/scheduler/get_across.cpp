@@ -12,15 +12,24 @@
 //   the loop  that thread makes every Communicator call: it serializes
 //             each outgoing result once (tessera/graph/wire.hpp) and sends it to
 //             each rank that needs it, delivers what arrives into the Inbox,
-//             and relays errors. When its run ended, a rank tells every peer
+//             and relays errors. With a memory limit it leaves in the
+//             transport the results the run cannot hold yet (deferred
+//             receives, receive_within_limit). When its run ended, a rank tells every peer
 //             "done" and keeps receiving until every peer said so and its own
 //             sends were taken: messages from one rank arrive in order, so after
 //             a peer's "done" nothing more comes from it, and no rank leaves
 //             while another still sends to it -- also after an error.
 //
 // Messages: kResult carries the task's id in the Plan (the same on every rank:
-// every rank built the same Plan) and the value's wire form; kError the failed
-// task's key, function and message; kDone nothing.
+// every rank built the same Plan) and the value's wire form; kError the
+// failure's kind and, for a task's error, its key, function and message, for a
+// MemoryLimitError its task, figures and reason; kDone and kAlive nothing.
+//
+// Lost ranks: until it said "done", a rank's loop sends kAlive to every peer
+// every tenth of GetOptions::lost_after_seconds; a peer from which nothing came
+// for lost_after_seconds while its "done" was still awaited is lost (killed,
+// crashed), and the run stops with RankLostError naming it. The loop then
+// waits neither for that peer's "done" nor for sends it will never take.
 #include "across.hpp"
 
 #include <algorithm>
@@ -30,6 +39,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -45,7 +55,7 @@
 namespace tessera::detail {
 namespace {
 
-enum Tag : int { kResult = 1, kError = 2, kDone = 3 };
+enum Tag : int { kResult = 1, kError = 2, kDone = 3, kAlive = 4 };
 
 using Clock = std::chrono::steady_clock;
 
@@ -109,33 +119,83 @@ Cache cached_values(const Plan& plan) {
 
 // The failed task of another rank, as its kError message carries it.
 struct RemoteError {
+  enum Kind : uint8_t { kOther = 0, kTask = 1, kMemory = 2 };
   int rank = -1;
-  bool task = false;  // a TaskError (else another error, `message` its what())
-  std::string key_name, function, message;
+  Kind kind = kOther;  // kOther: `message` is the error's what()
+  std::string key_name, function, message;  // kMemory: `message` is the reason (memory_why)
   std::vector<int64_t> key_index;
+  uint64_t needed = 0, limit = 0, held = 0;  // kMemory
+  std::vector<MemoryLimitError::Held> largest;  // kMemory
 };
 
 // The message's fields in their Spillable forms (tessera/graph/spill.hpp).
 void put_string(SpillWriter& w, std::string_view s) { Spillable<std::string>::serialize(std::string(s), w); }
 std::string get_string(SpillReader& r) { return Spillable<std::string>::deserialize(r); }
 using Indices = std::vector<int64_t>;  // a key's
+void put_key(SpillWriter& w, const Key& k) {
+  put_string(w, k.name());
+  Spillable<Indices>::serialize(Indices(k.index().begin(), k.index().end()), w);
+}
+Key get_key(SpillReader& r) {
+  std::string name = get_string(r);
+  return Key(name, Spillable<Indices>::deserialize(r));
+}
 
-std::vector<std::byte> encode_error(const std::exception_ptr& error) {
-  BytesWriter w;
+// The reason in a MemoryLimitError's message ("to start, and nothing held can
+// spill"): what follows the bytes the task needs, up to the bytes held.
+std::string memory_why(const MemoryLimitError& e) {
+  const std::string what = e.what();
+  const std::string after = absl::StrCat(" (", e.needed(), ") ");
+  const size_t from = what.find(after);
+  if (from == std::string::npos) return "";
+  const size_t start = from + after.size();
+  return what.substr(start, what.find("; ", start) - start);
+}
+
+// A failure of this rank as its peers (and this rank) report it.
+RemoteError describe(const std::exception_ptr& error, int rank) {
+  RemoteError d;
+  d.rank = rank;
   try {
     std::rethrow_exception(error);
   } catch (const TaskError& e) {
-    w.put<uint8_t>(1);
-    put_string(w, e.key().name());
-    Spillable<Indices>::serialize(Indices(e.key().index().begin(), e.key().index().end()), w);
-    put_string(w, e.function());
-    put_string(w, e.message());
+    d.kind = RemoteError::kTask;
+    d.key_name = e.key().name();
+    d.key_index.assign(e.key().index().begin(), e.key().index().end());
+    d.function = e.function();
+    d.message = e.message();
+  } catch (const MemoryLimitError& e) {
+    d.kind = RemoteError::kMemory;
+    d.key_name = e.task().name();
+    d.key_index.assign(e.task().index().begin(), e.task().index().end());
+    d.message = memory_why(e);
+    d.needed = e.needed();
+    d.limit = e.limit();
+    d.held = e.held();
+    d.largest = e.largest();
   } catch (const std::exception& e) {
-    w.put<uint8_t>(0);
-    put_string(w, e.what());
+    d.message = e.what();
   } catch (...) {
-    w.put<uint8_t>(0);
-    put_string(w, "failed (an exception that is not a std::exception)");
+    d.message = "failed (an exception that is not a std::exception)";
+  }
+  return d;
+}
+
+std::vector<std::byte> encode_error(const RemoteError& e) {
+  BytesWriter w;
+  w.put<uint8_t>(e.kind);
+  if (e.kind != RemoteError::kOther) put_key(w, Key(e.key_name, e.key_index));
+  if (e.kind == RemoteError::kTask) put_string(w, e.function);
+  put_string(w, e.message);
+  if (e.kind == RemoteError::kMemory) {
+    w.put<uint64_t>(e.needed);
+    w.put<uint64_t>(e.limit);
+    w.put<uint64_t>(e.held);
+    w.put<uint64_t>(e.largest.size());
+    for (const MemoryLimitError::Held& h : e.largest) {
+      put_key(w, h.key);
+      w.put<uint64_t>(h.bytes);
+    }
   }
   return std::move(w.bytes());
 }
@@ -146,36 +206,72 @@ RemoteError decode_error(const Message& m) {
                 absl::StrCat("an error from rank ", m.source));
   RemoteError e;
   e.rank = m.source;
-  e.task = r.get<uint8_t>() == 1;
-  if (!e.task) {
-    e.message = get_string(r);
-    return e;
+  const auto kind = r.get<uint8_t>();
+  if (kind > RemoteError::kMemory) {
+    throw Error(absl::StrCat("an error from rank ", m.source, " of kind ", int{kind}, ", expected 0 to 2"));
   }
-  e.key_name = get_string(r);
-  e.key_index = Spillable<Indices>::deserialize(r);
-  e.function = get_string(r);
+  e.kind = static_cast<RemoteError::Kind>(kind);
+  if (e.kind != RemoteError::kOther) {
+    const Key k = get_key(r);
+    e.key_name = k.name();
+    e.key_index.assign(k.index().begin(), k.index().end());
+  }
+  if (e.kind == RemoteError::kTask) e.function = get_string(r);
   e.message = get_string(r);
+  if (e.kind == RemoteError::kMemory) {
+    e.needed = r.get<uint64_t>();
+    e.limit = r.get<uint64_t>();
+    e.held = r.get<uint64_t>();
+    const auto n = r.get<uint64_t>();
+    if (n > r.remaining()) throw Error(absl::StrCat("an error from rank ", m.source, " lists ", n, " held results in ", r.remaining(), " bytes"));
+    for (uint64_t i = 0; i < n; ++i) {
+      Key k = get_key(r);
+      e.largest.push_back({std::move(k), static_cast<size_t>(r.get<uint64_t>())});
+    }
+  }
   return e;
 }
 
 // The error every rank throws for a failure on rank `e.rank`.
 std::exception_ptr rank_error(const RemoteError& e) {
-  const std::string where = absl::StrCat("on rank ", e.rank, ": ", e.message);
-  if (!e.task) return std::make_exception_ptr(Error(where));
-  return std::make_exception_ptr(
-      TaskError(Key(e.key_name, e.key_index), e.function, std::make_exception_ptr(Error(where))));
+  const Key key(e.key_name, e.key_index);
+  switch (e.kind) {
+    case RemoteError::kTask:
+      return std::make_exception_ptr(
+          TaskError(key, e.function, std::make_exception_ptr(Error(absl::StrCat("on rank ", e.rank, ": ", e.message)))));
+    case RemoteError::kMemory:
+      return std::make_exception_ptr(MemoryLimitError(key, e.needed, e.limit, e.held, e.largest,
+                                                      absl::StrCat("on rank ", e.rank, " ", e.message)));
+    case RemoteError::kOther:
+      break;
+  }
+  return std::make_exception_ptr(Error(absl::StrCat("on rank ", e.rank, ": ", e.message)));
 }
 
 // The network thread of a run across ranks: all Communicator calls.
 class Exchange {
  public:
-  Exchange(const Plan& plan, Communicator& comm, Routes& routes, Inbox& inbox)
-      : plan_(plan), comm_(comm), routes_(routes), inbox_(inbox) {}
+  Exchange(const Plan& plan, Communicator& comm, Routes& routes, Inbox& inbox, size_t memory_limit,
+           double lost_after_seconds)
+      : plan_(plan), comm_(comm), routes_(routes), inbox_(inbox), limit_(memory_limit),
+        lost_after_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lost_after_seconds))),
+        deferred_(static_cast<size_t>(comm.size()), 0),
+        peer_done_(static_cast<size_t>(comm.size()), 0),
+        heard_(static_cast<size_t>(comm.size()), Clock::now()) {}
 
   // The hooks of the local run: results other ranks need go to the queue; the
   // count of running tasks tells the loop when the rank only waits.
   Callbacks hooks() {
     Callbacks cb;
+    // The loop reads the bytes the run holds while the run is alive (start to finish).
+    cb.start = [this](const RunState& state) {
+      std::lock_guard lock(state_mutex_);
+      state_ = &state;
+    };
+    cb.finish = [this](const RunState&, bool) {
+      std::lock_guard lock(state_mutex_);
+      state_ = nullptr;
+    };
     cb.pretask = [this](const RunState&, uint32_t, int) { running_.fetch_add(1, std::memory_order_relaxed); };
     cb.posttask = [this](const RunState& state, uint32_t task, const Value& result, int) {
       running_.fetch_sub(1, std::memory_order_relaxed);
@@ -194,26 +290,29 @@ class Exchange {
     const int peers = comm_.size() - 1;
     bool told = false;
     int idle = 0;
-    Clock::time_point last = Clock::now();
+    Clock::time_point last = Clock::now(), alive = last;
     for (;;) {
       bool busy = send_results();
-      while (std::optional<Message> m = comm_.try_receive()) {
-        busy = true;
-        receive(std::move(*m));
+      if (!told && lost_after_.count() > 0 && last - alive >= lost_after_ / 10) {
+        alive = last;
+        send_to_peers(kAlive, {});
+      }
+      if (limit_ == 0 || told || failure_) {
+        while (std::optional<Message> m = comm_.try_receive()) {
+          busy = true;
+          receive(std::move(*m));
+        }
+      } else {
+        busy = receive_within_limit() || busy;
       }
       if (!told && done.load(std::memory_order_acquire)) {
         send_results();  // what the last tasks queued before the run ended
         if (run_error && !failure_) {
           failure_ = run_error;
           own_failure_ = true;
-          const std::vector<std::byte> bytes = encode_error(run_error);
-          for (int q = 0; q < comm_.size(); ++q) {
-            if (q != comm_.rank()) comm_.send(q, kError, bytes);
-          }
+          send_to_peers(kError, encode_error(describe(run_error, comm_.rank())));
         }
-        for (int q = 0; q < comm_.size(); ++q) {
-          if (q != comm_.rank()) comm_.send(q, kDone, {});
-        }
+        send_to_peers(kDone, {});
         told = true;
       }
       const Clock::time_point now = Clock::now();
@@ -222,7 +321,9 @@ class Exchange {
         wait_ += std::chrono::duration<double>(now - last).count();
       }
       last = now;
-      if (told && dones_ == peers && comm_.unfinished_sends() == 0) return;
+      if (lost_after_.count() > 0) find_lost(now);
+      // A lost peer takes nothing more: its sends would never finish.
+      if (told && dones_ + lost_ == peers && (lost_ > 0 || comm_.unfinished_sends() == 0)) return;
       if (busy) {
         idle = 0;
       } else if (++idle < 64) {
@@ -244,9 +345,72 @@ class Exchange {
     s.messages_sent = messages_sent_;
     s.messages_received = messages_received_;
     s.network_wait_seconds = wait_;
+    s.receives_deferred = receives_deferred_;
   }
 
  private:
+  void send_to_peers(int tag, const std::vector<std::byte>& bytes) {
+    for (int q = 0; q < comm_.size(); ++q) {
+      if (q != comm_.rank() && peer_done_[static_cast<size_t>(q)] != kLost) comm_.send(q, tag, bytes);
+    }
+  }
+
+  // A peer whose "done" is awaited and from which nothing came for lost_after_
+  // is lost: the run stops with RankLostError (unless it failed already).
+  void find_lost(Clock::time_point now) {
+    for (int q = 0; q < comm_.size(); ++q) {
+      const auto i = static_cast<size_t>(q);
+      if (q == comm_.rank() || peer_done_[i] != 0 || now - heard_[i] < lost_after_) continue;
+      peer_done_[i] = kLost;
+      ++lost_;
+      if (failure_) continue;
+      failure_ = std::make_exception_ptr(RankLostError(absl::StrCat(
+          "rank ", q, " was lost: rank ", comm_.rank(), " heard nothing from it for ",
+          std::chrono::duration<double>(lost_after_).count(), " s while it awaited its messages (killed or crashed?)")));
+      inbox_.fail(failure_);
+    }
+  }
+
+  // With a memory limit, while the run goes on: each peer's messages in turn,
+  // a result only when the bytes the run holds, plus those delivered and not
+  // taken yet, leave room for it. One that does not fit stays in the transport
+  // (and so do that peer's later messages, which come after it); other peers'
+  // messages -- their errors and "done" too -- are still taken. When no task
+  // runs and nothing delivered waits to be taken, the run cannot free memory
+  // before it gets a result: one result is then taken past the limit (its run
+  // spills what it holds to make room), so that no rank waits forever. A rank
+  // thus exceeds its limit by at most one result, one task's need.
+  bool receive_within_limit() {
+    bool busy = false, forced = false;
+    for (int q = 0; q < comm_.size(); ++q) {
+      if (q == comm_.rank()) continue;
+      const auto take = [&](int tag, size_t bytes) {
+        heard_[static_cast<size_t>(q)] = Clock::now();  // a message waits: the peer is alive
+        if (tag != kResult || fits(bytes)) return true;
+        if (!forced && running_.load(std::memory_order_relaxed) == 0 && inbox_.untaken_bytes() == 0) {
+          forced = true;
+          return true;
+        }
+        deferred_[static_cast<size_t>(q)] = 1;
+        return false;
+      };
+      while (std::optional<Message> m = comm_.try_receive_from(q, take)) {
+        busy = true;
+        if (m->tag == kResult && std::exchange(deferred_[static_cast<size_t>(q)], 0) != 0) ++receives_deferred_;
+        receive(std::move(*m));
+        if (failure_) return true;  // the rest is taken as it comes
+      }
+    }
+    return busy;
+  }
+
+  // Whether a result of `bytes` fits beside what the run holds and what waits in the inbox.
+  bool fits(size_t bytes) {
+    std::lock_guard lock(state_mutex_);
+    const size_t held = (state_ != nullptr ? state_->held_bytes() : 0) + inbox_.untaken_bytes();
+    return held <= limit_ && bytes <= limit_ - held;
+  }
+
   // Serializes each queued result once and sends it to every rank that needs it.
   bool send_results() {
     std::vector<std::pair<const Route*, Value>> batch;
@@ -277,7 +441,11 @@ class Exchange {
   }
 
   void receive(Message m) {
+    heard_[static_cast<size_t>(m.source)] = Clock::now();
+    if (m.tag == kAlive) return;
     if (m.tag == kDone) {
+      if (peer_done_[static_cast<size_t>(m.source)] == kLost) --lost_;  // it spoke again after all
+      peer_done_[static_cast<size_t>(m.source)] = 1;
       ++dones_;
       return;
     }
@@ -314,6 +482,16 @@ class Exchange {
   Communicator& comm_;
   Routes& routes_;
   Inbox& inbox_;
+  const size_t limit_;                 // GetOptions::memory_limit (0: none)
+  const Clock::duration lost_after_;   // GetOptions::lost_after_seconds (0: never)
+  static constexpr uint8_t kLost = 2;
+  std::mutex state_mutex_;
+  const RunState* state_ = nullptr;    // the local run's, from start to finish
+  std::vector<uint8_t> deferred_;      // per peer: its next result was left for want of memory
+  std::vector<uint8_t> peer_done_;     // per peer: 0, 1 once its kDone came, kLost
+  std::vector<Clock::time_point> heard_;  // per peer: when a message of it was last seen
+  int lost_ = 0;
+  size_t receives_deferred_ = 0;
   std::atomic<int> running_{0};
   std::mutex queue_mutex_;
   std::vector<std::pair<const Route*, Value>> queue_;
@@ -341,7 +519,7 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   Routes routes = route(plan, comm.rank(), comm.size(), options.result_on_every_rank);
   auto inbox = std::make_shared<Inbox>(routes.inbox);
   const Plan local_plan(plan.graph(), Keys(routes.request), cached_values(plan), routes.inbox);
-  Exchange exchange(plan, comm, routes, *inbox);
+  Exchange exchange(plan, comm, routes, *inbox, options.memory_limit, options.lost_after_seconds);
 
   RunStats local_stats;
   GetOptions local = options;
@@ -383,13 +561,11 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   if (options.stats != nullptr) *options.stats = local_stats;
   if (const std::exception_ptr failure = exchange.failure()) {
     if (!exchange.own_failure()) std::rethrow_exception(failure);
-    // This rank's own error: a task's is told as every rank tells it (naming this rank).
-    try {
-      std::rethrow_exception(failure);
-    } catch (const TaskError& e) {
-      std::rethrow_exception(rank_error(RemoteError{comm.rank(), true, std::string(e.key().name()), e.function(),
-                                                    e.message(), {e.key().index().begin(), e.key().index().end()}}));
-    }
+    // This rank's own error: a task's or the memory limit's is told as every
+    // rank tells it (naming this rank); another goes as it is.
+    const RemoteError own = describe(failure, comm.rank());
+    if (own.kind == RemoteError::kOther) std::rethrow_exception(failure);
+    std::rethrow_exception(rank_error(own));
   }
   std::vector<Value> values;
   if (routes.returned > 0) {

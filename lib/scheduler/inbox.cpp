@@ -40,6 +40,7 @@ void InboxState::deliver(const Key& key, Value value) {
   delivered_[i] = 1;
   ++delivered_count_;
   if (closed_) return;  // the run is over: nobody will take it
+  untaken_bytes_.fetch_add(value.nbytes(), std::memory_order_acq_rel);
   values_[i] = std::move(value);
   order_.push_back(static_cast<uint32_t>(i));
   arrived_.store(order_.size(), std::memory_order_seq_cst);
@@ -85,6 +86,7 @@ void InboxState::detach() {
     epoch_ = nullptr;
     closed_ = true;
     drop.swap(values_);
+    untaken_bytes_.store(0, std::memory_order_release);
   }
   // The values are destroyed outside the lock (a destructor may take long).
 }
@@ -93,6 +95,7 @@ size_t InboxState::take(size_t taken, std::vector<std::pair<uint32_t, Value>>& o
   std::lock_guard lk(mutex_);
   for (size_t j = taken; j < order_.size(); ++j) {
     const uint32_t i = order_[j];
+    untaken_bytes_.fetch_sub(values_[i].nbytes(), std::memory_order_acq_rel);
     out.emplace_back(i, std::move(values_[i]));
   }
   return order_.size();
@@ -118,6 +121,7 @@ void Inbox::fail(std::exception_ptr error) { state_->fail(std::move(error)); }
 const std::vector<Key>& Inbox::keys() const { return state_->keys(); }
 bool Inbox::contains(const Key& key) const { return state_->index_of(key) >= 0; }
 size_t Inbox::pending() const { return state_->pending(); }
+size_t Inbox::untaken_bytes() const { return state_->untaken_bytes(); }
 bool Inbox::failed() const { return state_->failed(); }
 
 }  // namespace tessera

@@ -33,6 +33,8 @@ class InboxState {
   //! The index of `key` among keys(), or -1.
   int64_t index_of(const Key& key) const;
   size_t pending() const;
+  //! Bytes (Value::nbytes) of the values delivered and not taken by the run yet.
+  size_t untaken_bytes() const { return untaken_bytes_.load(std::memory_order_acquire); }
   bool failed() const { return failed_.load(std::memory_order_acquire); }
 
   // The run's side.
@@ -62,6 +64,7 @@ class InboxState {
   std::vector<uint8_t> delivered_;   // per key
   std::vector<uint32_t> order_;      // indices in order of delivery
   size_t delivered_count_ = 0;
+  std::atomic<size_t> untaken_bytes_{0};  // readable without the mutex
   std::atomic<size_t> arrived_{0};   // order_.size(), readable without the mutex
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;

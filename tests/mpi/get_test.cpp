@@ -1,10 +1,14 @@
 // Any graph across the ranks of mpirun (tessera::mpi::get): dask's graphs with
-// checking task bodies and array workloads (transpose, sums along each axis)
-// give one process's results on rank 0, bit for bit; a task that throws on the
-// last rank reaches every rank. tests/scheduler/across_test.cpp runs the same
+// checking task bodies, random DAGs, array workloads with all-to-all steps
+// (transpose, matmul, rfft2, map_overlap, sums along each axis, rechunk) and a
+// `delayed` pipeline give one process's results on rank 0, bit for bit, also
+// under a memory limit that makes every rank spill and defer receives; a task
+// that throws on the last rank, or a limit too small for a task, reaches every
+// rank. tests/scheduler/across_test.cpp runs the same
 // over ranks that are threads.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -12,10 +16,16 @@
 #include <vector>
 
 #include "scheduler/across_graphs.hpp"
+#include "scheduler/testing.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
+#include "tessera/array/ops/fft.hpp"
+#include "tessera/array/ops/linalg.hpp"
+#include "tessera/array/ops/overlap.hpp"
 #include "tessera/array/ops/reductions.hpp"
 #include "tessera/array/ops/shape.hpp"
+#include "tessera/array/rechunk/rechunk.hpp"
+#include "tessera/delayed/delayed.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/mpi/communicator.hpp"
 #include "tessera/mpi/environment.hpp"
@@ -32,6 +42,30 @@ bool same_block(const ta::NDArray& a, const ta::NDArray& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
   const ta::NDArray ca = a.copy(), cb = b.copy();
   return std::memcmp(ca.data(), cb.data(), ca.nbytes()) == 0;
+}
+
+// Each block of `r` equals the same block of `expected`, bit for bit.
+void check_blocks(const Result& r, const Result& expected) {
+  REQUIRE(r.size() == expected.size());
+  for (size_t k = 0; k < r.size(); ++k) CHECK(same_block(r[k].as<ta::NDArray>(), expected[k].as<ta::NDArray>()));
+}
+
+std::vector<double> pipeline_load(int64_t i) {
+  std::vector<double> v(1000);
+  for (size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(static_cast<double>(k + 1) * static_cast<double>(i + 3));
+  return v;
+}
+std::vector<double> pipeline_mix(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> out(a.size());
+  for (size_t k = 0; k < a.size(); ++k) out[k] = a[k] * 0.75 - b[k] / 7.0;
+  return out;
+}
+double pipeline_total(const std::vector<std::vector<double>>& parts) {
+  double s = 0;
+  for (const auto& p : parts) {
+    for (double v : p) s += v;
+  }
+  return s;
 }
 
 }  // namespace
@@ -67,10 +101,117 @@ TEST_CASE("MPI get: transpose, sums along each axis and x + x.T equal one proces
     RunStats stats;
     const Result r = mpi::get(g, keys, {.num_workers = 2, .stats = &stats});
     if (mpi::world_rank() != 0) continue;
-    const Result expected = get_sync(g, keys);
-    REQUIRE(r.size() == expected.size());
-    for (size_t k = 0; k < r.size(); ++k) CHECK(same_block(r[k].as<ta::NDArray>(), expected[k].as<ta::NDArray>()));
+    check_blocks(r, get_sync(g, keys));
   }
+}
+
+TEST_CASE("MPI get: random DAGs give the serial evaluation, on every rank when asked") {
+  uint32_t seed = 700;
+  for (uint32_t size : {1u, 7u, 90u, 600u, 2500u}) {
+    CAPTURE(size);
+    const auto d = testing::random_dag(++seed, size, 0.0, [](uint32_t i) { return 1 + i % 5; });
+    std::vector<uint64_t> expected;
+    for (uint32_t i : d.requested) expected.push_back(d.expected[i]);
+    const bool everywhere = seed % 2 == 0;
+    const Result r = mpi::get(d.graph, d.request, {.num_workers = 2, .result_on_every_rank = everywhere});
+    if (mpi::world_rank() == 0 || everywhere) {
+      std::vector<uint64_t> got;
+      testing::flatten_values(r, got);
+      CHECK(got == expected);
+    }
+  }
+}
+
+TEST_CASE("MPI get: matmul, rfft2, map_overlap, sums along each axis and rechunks equal one process's, bit for bit") {
+  const ta::Array x = ta::random({24, 20}, std::vector<std::vector<int64_t>>{{8, 8, 8}, {5, 5, 5, 5}}, 11);
+  const ta::Array y = ta::random({20, 18}, std::vector<std::vector<int64_t>>{{5, 5, 5, 5}, {6, 6, 6}}, 12);
+  // Each element plus half its neighbour below (wrapping inside the extended
+  // block): the halo from the next block changes the values at the block's edge.
+  auto smooth = [](const ta::NDArray& b) {
+    const ta::NDArray c = b.copy();
+    ta::NDArray out = ta::NDArray::empty(ta::DType::float64(), c.shape());
+    const int64_t rows = c.shape()[0], cols = c.shape()[1];
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        out.data<double>()[i * cols + j] = c.data<const double>()[i * cols + j] + 0.5 * c.data<const double>()[((i + 1) % rows) * cols + j];
+      }
+    }
+    return out;
+  };
+  const std::vector<ta::Array> workloads = {
+      ta::matmul(x, y),
+      ta::rfft2(x),
+      ta::map_overlap(smooth, x, {.depth = {2}, .boundary = ta::Boundary::reflect}),
+      ta::sum(x, {.axis = {0}}),
+      ta::sum(x, {.axis = {1}}),
+      ta::sum(x),
+      ta::rechunk(x, ta::RechunkSpec(std::vector<int64_t>{24, 4})),
+      ta::rechunk(x, ta::RechunkSpec(std::vector<int64_t>{3, 20})),
+  };
+  for (const ta::Array& a : workloads) {
+    CAPTURE(a.name());
+    const Graph g = a.graph();
+    const Keys keys(a.keys());
+    const Result r = mpi::get(g, keys, {.num_workers = 2});
+    if (mpi::world_rank() == 0) check_blocks(r, get_sync(g, keys));
+  }
+}
+
+TEST_CASE("MPI get: a delayed pipeline computed with the world communicator equals one process's, bit for bit") {
+  std::vector<Delayed<std::vector<double>>> parts;
+  for (int64_t i = 0; i < 12; ++i) {
+    const auto loaded = delayed(TESSERA_FN(pipeline_load))(i);
+    parts.push_back(delayed(TESSERA_FN(pipeline_mix))(loaded, delayed(TESSERA_FN(pipeline_load))(i + 20)));
+  }
+  const auto total = delayed(TESSERA_FN(pipeline_total))(parts);
+  const double expected = total.compute();
+  const double got = total.compute({.num_workers = 2, .communicator = mpi::world_communicator(), .result_on_every_rank = true});
+  CHECK(std::memcmp(&got, &expected, sizeof got) == 0);
+}
+
+// The all-to-all step of across_graphs.hpp (blocks of 64 KiB) under a limit of
+// six blocks per rank: every rank spills and leaves results in MPI while it
+// cannot hold them, holds at most its limit plus one task's need (y's five
+// blocks), and rank 0 gets one process's values.
+TEST_CASE("MPI get: under a memory limit each rank spills, defers receives and stays within its limit; values bit for bit") {
+  constexpr size_t kElems = 8192, kBlock = kElems * sizeof(double) + sizeof(std::vector<double>);  // nbytes
+  std::vector<Key> request;
+  const Graph g = testing::all_to_all_graph(32, kElems, request);
+  const size_t limit = 6 * kBlock, need = 5 * kBlock;
+  RunStats stats;
+  const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .memory_limit = limit, .stats = &stats});
+  CHECK(stats.peak_held_bytes <= limit + need);
+  const auto comm = mpi::world_communicator();
+  int64_t deferred = 0, spilled = 0;
+  for (int64_t d : comm->allgather(static_cast<int64_t>(stats.receives_deferred))) deferred += d;
+  for (int64_t s : comm->allgather(static_cast<int64_t>(stats.spill_count))) spilled += s;
+  CHECK(deferred > 0);
+  CHECK(spilled > 0);
+  if (mpi::world_rank() == 0) {
+    const Result expected = get_sync(g, Keys(request));
+    for (size_t k = 0; k < request.size(); ++k) {
+      const double a = r[k].as<double>(), b = expected[k].as<double>();
+      CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+    }
+    std::printf("%d ranks, limit %zu: rank 0 peak %zu bytes held; %lld receives deferred, %lld results spilled (all ranks)\n",
+                mpi::world_size(), limit, stats.peak_held_bytes, static_cast<long long>(deferred),
+                static_cast<long long>(spilled));
+  }
+}
+
+TEST_CASE("MPI get: a limit too small for a task on rank 1 is a MemoryLimitError on every rank naming rank and task") {
+  const int n = mpi::world_size();
+  Graph g;
+  std::vector<Keys> keys;
+  for (int64_t i = 0; i < n; ++i) {
+    g.task(Key("x", {i}), [i] { return std::vector<double>(i == 1 ? 131072 : 1, 1.0); });
+    g.task(Key("y", {i}), [](const std::vector<double>& a, const std::vector<double>& b) { return a[0] + b[0]; },
+           ref(Key("x", {i})), ref(Key("x", {1})));
+    keys.emplace_back(Key("y", {i}));
+  }
+  CHECK_THROWS_WITH_AS(mpi::get(g, Keys(keys), {.num_workers = 2, .memory_limit = 256 << 10}),
+                       doctest::Contains("cannot be met: task ('x', 1) needs 1.0 MiB (1048600) on rank 1 "),
+                       MemoryLimitError);
 }
 
 TEST_CASE("MPI get: Array::compute with the world communicator assembles the array on rank 0, bit for bit") {

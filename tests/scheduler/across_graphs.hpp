@@ -100,4 +100,39 @@ void for_each_checked_graph(F&& check) {
   }
 }
 
+//! An all-to-all step over `blocks` (a multiple of 4) blocks of `elems`
+//! doubles: ("x", i) is made from i, ("y", i) = x(i) + x(i + b/4) + x(i + b/2) +
+//! x(i + 3b/4) element by element (on 2 or 4 ranks, x blocks of every rank), and
+//! ("z", i) the sum of y(i), the requested keys. One task's need: y's, five
+//! blocks (four inputs, its result).
+//!   x0 .. x(b-1)  --all to all-->  y0 .. y(b-1)  -->  z0 .. z(b-1)
+inline Graph all_to_all_graph(int64_t blocks, size_t elems, std::vector<Key>& request) {
+  Graph g;
+  for (int64_t i = 0; i < blocks; ++i) {
+    g.task(Key("x", {i}), [i, elems] {
+      std::vector<double> v(elems);
+      for (size_t k = 0; k < elems; ++k) v[k] = static_cast<double>(static_cast<int64_t>(k) * 7 + i * 13 % 101) / 3.0;
+      return v;
+    });
+  }
+  const int64_t q = blocks / 4;
+  for (int64_t i = 0; i < blocks; ++i) {
+    auto add = [](const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& c,
+                  const std::vector<double>& d) {
+      std::vector<double> y(a.size());
+      for (size_t k = 0; k < y.size(); ++k) y[k] = ((a[k] + b[k]) * 0.5 + c[k]) - d[k] / 3.0;
+      return y;
+    };
+    g.task(Key("y", {i}), add, ref(Key("x", {i})), ref(Key("x", {(i + q) % blocks})),
+           ref(Key("x", {(i + 2 * q) % blocks})), ref(Key("x", {(i + 3 * q) % blocks})));
+    g.task(Key("z", {i}), [](const std::vector<double>& y) {
+      double s = 0;
+      for (double v : y) s += v;
+      return s;
+    }, ref(Key("y", {i})));
+    request.push_back(Key("z", {i}));
+  }
+  return g;
+}
+
 }  // namespace tessera::testing

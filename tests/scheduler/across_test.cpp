@@ -4,6 +4,7 @@
 // per rank that needs it. tests/mpi/get_test.cpp runs the same over MPI.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -190,6 +191,68 @@ TEST_CASE("across thread ranks: a result read by two tasks on another rank is se
   CHECK(runs[0].stats.bytes_sent == runs[1].stats.bytes_received);
   CHECK(runs[1].stats.bytes_sent == runs[0].stats.bytes_received);
   CHECK(runs[0].stats.bytes_sent > 0);
+}
+
+// The all-to-all step of across_graphs.hpp, blocks of 64 KiB, under a limit
+// of six blocks per rank: each rank must receive twelve or six blocks
+// (4 or 2 ranks) beside its own and the y it computes, so it spills and
+// leaves results in the transport; it never holds more than its limit plus one
+// task's need (y's five blocks).
+TEST_CASE("across thread ranks: under a memory limit, results equal one process's and each rank stays within its limit") {
+  constexpr size_t kElems = 8192, kBlock = kElems * sizeof(double) + sizeof(std::vector<double>);  // nbytes
+  std::vector<Key> request;
+  const Graph g = testing::all_to_all_graph(16, kElems, request);
+  const Result expected = get_sync(g, Keys(request));
+  for (int n : {2, 4}) {
+    CAPTURE(n);
+    const size_t limit = 6 * kBlock, need = 5 * kBlock;
+    const auto runs = get_on_ranks(n, g, Keys(request), {.num_workers = 2, .memory_limit = limit});
+    size_t deferred = 0;
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r);
+      const RankRun& run = runs[static_cast<size_t>(r)];
+      REQUIRE_MESSAGE(run.error == nullptr, what(run.error));
+      CHECK(run.stats.peak_held_bytes <= limit + need);
+      deferred += run.stats.receives_deferred;
+    }
+    CHECK(deferred > 0);
+    for (size_t k = 0; k < request.size(); ++k) {
+      const double a = (*runs[0].result)[k].as<double>(), b = expected[k].as<double>();
+      CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+    }
+  }
+}
+
+// One block per rank; rank 1's ("x", 1) is 1 MiB, past every rank's limit of
+// 256 KiB: every rank throws the MemoryLimitError of rank 1, naming its task.
+//   x0 (rank 0)  x1 (rank 1, too big) ...  -->  each ("y", i) reads x(i) and x1
+TEST_CASE("across thread ranks: a limit too small for a task on rank 1 is a MemoryLimitError on every rank naming rank and task") {
+  for (int n : {2, 3}) {
+    CAPTURE(n);
+    Graph g;
+    std::vector<Keys> keys;
+    for (int64_t i = 0; i < n; ++i) {
+      g.task(Key("x", {i}), [i] { return std::vector<double>(i == 1 ? 131072 : 1, 1.0); });
+      g.task(Key("y", {i}), [](const std::vector<double>& a, const std::vector<double>& b) { return a[0] + b[0]; },
+             ref(Key("x", {i})), ref(Key("x", {1})));
+      keys.emplace_back(Key("y", {i}));
+    }
+    const auto runs = get_on_ranks(n, g, Keys(keys), {.num_workers = 2, .memory_limit = 256 << 10});
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r);
+      const RankRun& run = runs[static_cast<size_t>(r)];
+      REQUIRE(run.error != nullptr);
+      CHECK_THROWS_WITH_AS(std::rethrow_exception(run.error),
+                           doctest::Contains("cannot be met: task ('x', 1) needs 1.0 MiB (1048600) on rank 1 "),
+                           MemoryLimitError);
+      try {
+        std::rethrow_exception(run.error);
+      } catch (const MemoryLimitError& e) {
+        CHECK(e.task() == Key("x", {1}));
+        CHECK(e.limit() == size_t{256} << 10);
+      }
+    }
+  }
 }
 
 TEST_CASE("across one thread rank: the run is one process's run") {

@@ -34,10 +34,19 @@
 #include <string>
 #include <vector>
 
+#include "tessera/graph/error.hpp"
 #include "tessera/graph/function_ref.hpp"
 #include <span>
 
 namespace tessera {
+
+//! A rank of the job went silent while others still expected its messages
+//! (killed, crashed): a run across ranks throws it on the ranks that survive
+//! (GetOptions::lost_after_seconds), naming the rank.
+class RankLostError : public Error {
+ public:
+  using Error::Error;
+};
 
 //! One point-to-point message as received: who sent it, its tag, its bytes.
 struct Message {
@@ -81,6 +90,16 @@ class Communicator {
   //!   while (auto m = comm.try_receive()) handle(m->source, m->tag, m->bytes);
   //! @endcode
   virtual std::optional<Message> try_receive() = 0;
+  //! The next message that arrived from rank `source`, taken only when
+  //! `take(tag, size in bytes)` returns true; otherwise it stays where it is,
+  //! still the next from `source`, and nothing is returned. Never blocks. A
+  //! rank short of memory leaves a large message in the transport this way
+  //! while it goes on taking other ranks' messages (tessera::get across ranks
+  //! defers the results it cannot hold yet).
+  //! @code
+  //!   auto m = comm.try_receive_from(1, [&](int tag, size_t bytes) { return bytes <= room; });
+  //! @endcode
+  virtual std::optional<Message> try_receive_from(int source, FunctionRef<bool(int tag, size_t bytes)> take) = 0;
   //! Advances this rank's sends and returns how many the transport has not yet
   //! taken (their buffers still held); never blocks. A rank that drops its
   //! endpoint first waits until this is 0, which needs its peers to receive.

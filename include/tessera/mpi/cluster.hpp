@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/spmd/view.hpp"
 
@@ -57,10 +58,11 @@ namespace detail {
 class Client;
 }  // namespace detail
 
-//! An engine rank went silent while it had requests to run (killed, crashed).
-class RankLostError : public Error {
+//! An engine rank went silent while it had requests to run (killed, crashed);
+//! a tessera::RankLostError, as a lost rank of a run across ranks.
+class RankLostError : public tessera::RankLostError {
  public:
-  using Error::Error;
+  using tessera::RankLostError::RankLostError;
 };
 
 //! A BroadcastView's cluster whose engines are the ranks of one mpirun program: rank 0 is the client.

@@ -14,7 +14,12 @@
 // keys' shape whose values are empty, unless options.result_on_every_rank. A
 // task that throws on any rank stops every rank, and every rank throws
 // TaskError naming the key and the rank ("task ('x', 7) (f) failed: on rank 3:
-// ..."). docs/mpi-graphs.md describes the messages.
+// ..."). With a memory_limit, received results count against the receiving
+// rank's budget, and a rank short of memory leaves the results it cannot hold
+// in MPI until it can (deferred receives), so it holds at most its limit plus
+// one task's need; a limit too small for a task is a MemoryLimitError on every
+// rank, naming the task and "on rank N". docs/mpi-graphs.md describes the
+// messages and the memory per rank.
 //
 // @code
 //   tessera::mpi::Environment mpi(argc, argv);

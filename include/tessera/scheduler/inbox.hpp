@@ -27,9 +27,12 @@
 //   the given error; a cancelled GetOptions::cancel is noticed within about 10
 //   ms while every worker waits for a delivery.
 // - With a memory_limit, a delivered value is admitted as a completed result
-//   is: it may take the bytes held past the target or the limit, and then held
-//   results spill as usual. Deferring deliveries while memory is short is the
-//   caller's business (pending() and RunState::held_bytes() say where it stands).
+//   is: it counts in the bytes held, may take them past the target or the
+//   limit, and then held results spill as usual; a value larger than the limit
+//   on its own is a MemoryLimitError naming its key. Deferring deliveries while
+//   memory is short is the caller's business: RunState::held_bytes() plus
+//   untaken_bytes() is what the run will hold (a run across ranks leaves such
+//   results in the transport, tessera/mpi/get.hpp).
 // - An Inbox serves one run (get_sync too: the caller's thread waits for
 //   deliveries as a worker does). Once that run ended, values not taken are
 //   dropped and later deliveries are checked, then dropped.
@@ -104,6 +107,9 @@ class Inbox {
   bool contains(const Key& key) const;
   //! The declared keys not delivered yet. Thread-safe.
   size_t pending() const;
+  //! Bytes (Value::nbytes) of the values delivered that the run has not taken
+  //! yet: with RunState::held_bytes, what the run will hold. Thread-safe.
+  size_t untaken_bytes() const;
   //! Whether fail() was called. Thread-safe.
   bool failed() const;
 

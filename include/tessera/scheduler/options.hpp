@@ -113,6 +113,7 @@ struct RunStats {
   size_t bytes_received = 0;          //!< bytes of results this rank received
   size_t messages_sent = 0;           //!< results sent: one per (result, destination rank)
   size_t messages_received = 0;       //!< results received
+  size_t receives_deferred = 0;       //!< results received only after waiting in the transport for memory (memory_limit)
   double network_wait_seconds = 0;    //!< time no task of this rank ran while it awaited a result from another rank (sampled by the message loop, turns at most ~2 ms apart)
   //! @}
 };
@@ -165,6 +166,12 @@ struct GetOptions {
   std::shared_ptr<Communicator> communicator = nullptr;
   //! With a communicator: return the requested values on every rank, not only on rank 0.
   bool result_on_every_rank = false;
+  //! With a communicator: a peer rank that sends nothing for this many seconds
+  //! while this rank still expects its messages is lost (killed, crashed): the
+  //! run stops and throws RankLostError (tessera/comm/communicator.hpp) naming
+  //! it. Each rank's network thread sends a heartbeat every tenth of it, also
+  //! while its tasks run long. 0: never.
+  double lost_after_seconds = 60;
   //! Keys whose values arrive while the run goes on instead of being computed
   //! (another thread delivers them; inbox.hpp says how). A fresh Inbox per run.
   std::shared_ptr<Inbox> inbox = nullptr;
