@@ -303,7 +303,7 @@ class Exchange {
           receive(std::move(*m));
         }
       } else {
-        busy = receive_within_limit() || busy;
+        busy = receive_within_limit(idle) || busy;
       }
       if (!told && done.load(std::memory_order_acquire)) {
         send_results();  // what the last tasks queued before the run ended
@@ -379,15 +379,21 @@ class Exchange {
   // runs and nothing delivered waits to be taken, the run cannot free memory
   // before it gets a result: one result is then taken past the limit (its run
   // spills what it holds to make room), so that no rank waits forever. A rank
-  // thus exceeds its limit by at most one result, one task's need.
-  bool receive_within_limit() {
+  // thus exceeds its limit by at most one result, one task's need. (Should the
+  // run hold more than its limit with nothing it can spill, the loop still
+  // takes one after idling for about half a second: the run then fails with a
+  // MemoryLimitError rather than wait.)
+  bool receive_within_limit(int idle) {
     bool busy = false, forced = false;
     for (int q = 0; q < comm_.size(); ++q) {
       if (q == comm_.rank()) continue;
       const auto take = [&](int tag, size_t bytes) {
         heard_[static_cast<size_t>(q)] = Clock::now();  // a message waits: the peer is alive
-        if (tag != kResult || fits(bytes)) return true;
-        if (!forced && running_.load(std::memory_order_relaxed) == 0 && inbox_.untaken_bytes() == 0) {
+        if (tag != kResult) return true;
+        const size_t held = held_bytes();
+        if (held <= limit_ && bytes <= limit_ - held) return true;
+        if (!forced && running_.load(std::memory_order_relaxed) == 0 && inbox_.untaken_bytes() == 0 &&
+            (held <= limit_ || idle > 64 * 6 + 256)) {
           forced = true;
           return true;
         }
@@ -404,11 +410,10 @@ class Exchange {
     return busy;
   }
 
-  // Whether a result of `bytes` fits beside what the run holds and what waits in the inbox.
-  bool fits(size_t bytes) {
+  // What the run holds and what waits in the inbox for it.
+  size_t held_bytes() {
     std::lock_guard lock(state_mutex_);
-    const size_t held = (state_ != nullptr ? state_->held_bytes() : 0) + inbox_.untaken_bytes();
-    return held <= limit_ && bytes <= limit_ - held;
+    return (state_ != nullptr ? state_->held_bytes() : 0) + inbox_.untaken_bytes();
   }
 
   // Serializes each queued result once and sends it to every rank that needs it.
