@@ -50,23 +50,26 @@ void check_blocks(const Result& r, const Result& expected) {
   for (size_t k = 0; k < r.size(); ++k) CHECK(same_block(r[k].as<ta::NDArray>(), expected[k].as<ta::NDArray>()));
 }
 
-std::vector<double> pipeline_load(int64_t i) {
+// The pipeline's functions are capture-free lambdas: delayed names their calls
+// by the lambda's type, the same in every process of the program (a plain
+// function's identity includes its address, which differs between processes).
+const auto pipeline_load = [](int64_t i) {
   std::vector<double> v(1000);
   for (size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(static_cast<double>(k + 1) * static_cast<double>(i + 3));
   return v;
-}
-std::vector<double> pipeline_mix(const std::vector<double>& a, const std::vector<double>& b) {
+};
+const auto pipeline_mix = [](const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> out(a.size());
   for (size_t k = 0; k < a.size(); ++k) out[k] = a[k] * 0.75 - b[k] / 7.0;
   return out;
-}
-double pipeline_total(const std::vector<std::vector<double>>& parts) {
+};
+const auto pipeline_total = [](const std::vector<std::vector<double>>& parts) {
   double s = 0;
   for (const auto& p : parts) {
     for (double v : p) s += v;
   }
   return s;
-}
+};
 
 }  // namespace
 
@@ -145,8 +148,8 @@ TEST_CASE("MPI get: matmul, rfft2, map_overlap, sums along each axis and rechunk
       ta::sum(x, {.axis = {0}}),
       ta::sum(x, {.axis = {1}}),
       ta::sum(x),
-      ta::rechunk(x, ta::RechunkSpec(std::vector<int64_t>{24, 4})),
-      ta::rechunk(x, ta::RechunkSpec(std::vector<int64_t>{3, 20})),
+      ta::rechunk(x, {24, 4}),
+      ta::rechunk(x, {3, 20}),
   };
   for (const ta::Array& a : workloads) {
     CAPTURE(a.name());
@@ -160,10 +163,10 @@ TEST_CASE("MPI get: matmul, rfft2, map_overlap, sums along each axis and rechunk
 TEST_CASE("MPI get: a delayed pipeline computed with the world communicator equals one process's, bit for bit") {
   std::vector<Delayed<std::vector<double>>> parts;
   for (int64_t i = 0; i < 12; ++i) {
-    const auto loaded = delayed(TESSERA_FN(pipeline_load))(i);
-    parts.push_back(delayed(TESSERA_FN(pipeline_mix))(loaded, delayed(TESSERA_FN(pipeline_load))(i + 20)));
+    const auto loaded = delayed(pipeline_load)(i);
+    parts.push_back(delayed(pipeline_mix)(loaded, delayed(pipeline_load)(i + 20)));
   }
-  const auto total = delayed(TESSERA_FN(pipeline_total))(parts);
+  const auto total = delayed(pipeline_total)(parts);
   const double expected = total.compute();
   const double got = total.compute({.num_workers = 2, .communicator = mpi::world_communicator(), .result_on_every_rank = true});
   CHECK(std::memcmp(&got, &expected, sizeof got) == 0);
@@ -179,7 +182,7 @@ TEST_CASE("MPI get: under a memory limit each rank spills, defers receives and s
   const Graph g = testing::all_to_all_graph(32, kElems, request);
   const size_t limit = 6 * kBlock, need = 5 * kBlock;
   RunStats stats;
-  const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .memory_limit = limit, .stats = &stats});
+  const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .stats = &stats, .memory_limit = limit});
   CHECK(stats.peak_held_bytes <= limit + need);
   const auto comm = mpi::world_communicator();
   int64_t deferred = 0, spilled = 0;
@@ -200,15 +203,8 @@ TEST_CASE("MPI get: under a memory limit each rank spills, defers receives and s
 }
 
 TEST_CASE("MPI get: a limit too small for a task on rank 1 is a MemoryLimitError on every rank naming rank and task") {
-  const int n = mpi::world_size();
-  Graph g;
   std::vector<Keys> keys;
-  for (int64_t i = 0; i < n; ++i) {
-    g.task(Key("x", {i}), [i] { return std::vector<double>(i == 1 ? 131072 : 1, 1.0); });
-    g.task(Key("y", {i}), [](const std::vector<double>& a, const std::vector<double>& b) { return a[0] + b[0]; },
-           ref(Key("x", {i})), ref(Key("x", {1})));
-    keys.emplace_back(Key("y", {i}));
-  }
+  const Graph g = testing::big_block_on_rank_1_graph(mpi::world_size(), keys);
   CHECK_THROWS_WITH_AS(mpi::get(g, Keys(keys), {.num_workers = 2, .memory_limit = 256 << 10}),
                        doctest::Contains("cannot be met: task ('x', 1) needs 1.0 MiB (1048600) on rank 1 "),
                        MemoryLimitError);

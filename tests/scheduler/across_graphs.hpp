@@ -135,4 +135,19 @@ inline Graph all_to_all_graph(int64_t blocks, size_t elems, std::vector<Key>& re
   return g;
 }
 
+//! One block per rank on `n` ranks; rank 1's ("x", 1) is a vector of 1 MiB
+//! (1048600 bytes with its header), the others' one double; each requested
+//! ("y", i) reads x(i) and x(1).
+//!   x0 (rank 0)  x1 (rank 1, 1 MiB)  x2 ...  -->  y(i) = x(i)[0] + x1[0]
+inline Graph big_block_on_rank_1_graph(int64_t n, std::vector<Keys>& request) {
+  Graph g;
+  for (int64_t i = 0; i < n; ++i) {
+    g.task(Key("x", {i}), [i] { return std::vector<double>(i == 1 ? 131072 : 1, 1.0); });
+    g.task(Key("y", {i}), [](const std::vector<double>& a, const std::vector<double>& b) { return a[0] + b[0]; },
+           ref(Key("x", {i})), ref(Key("x", {1})));
+    request.emplace_back(Key("y", {i}));
+  }
+  return g;
+}
+
 }  // namespace tessera::testing

@@ -229,14 +229,8 @@ TEST_CASE("across thread ranks: under a memory limit, results equal one process'
 TEST_CASE("across thread ranks: a limit too small for a task on rank 1 is a MemoryLimitError on every rank naming rank and task") {
   for (int n : {2, 3}) {
     CAPTURE(n);
-    Graph g;
     std::vector<Keys> keys;
-    for (int64_t i = 0; i < n; ++i) {
-      g.task(Key("x", {i}), [i] { return std::vector<double>(i == 1 ? 131072 : 1, 1.0); });
-      g.task(Key("y", {i}), [](const std::vector<double>& a, const std::vector<double>& b) { return a[0] + b[0]; },
-             ref(Key("x", {i})), ref(Key("x", {1})));
-      keys.emplace_back(Key("y", {i}));
-    }
+    const Graph g = testing::big_block_on_rank_1_graph(n, keys);
     const auto runs = get_on_ranks(n, g, Keys(keys), {.num_workers = 2, .memory_limit = 256 << 10});
     for (int r = 0; r < n; ++r) {
       CAPTURE(r);
