@@ -136,15 +136,16 @@ inline Graph all_to_all_graph(int64_t blocks, size_t elems, std::vector<Key>& re
 }
 
 //! One block per rank on `n` ranks; rank 1's ("x", 1) is a vector of 1 MiB
-//! (1048600 bytes with its header), the others' one double; each requested
-//! ("y", i) reads x(i) and x(1).
-//!   x0 (rank 0)  x1 (rank 1, 1 MiB)  x2 ...  -->  y(i) = x(i)[0] + x1[0]
+//! (1048600 bytes with its header), the others' one double; ("s", i) is the
+//! first element of x(i), and each requested ("y", i) reads s(i) and s(1), so
+//! that only rank 1 ever holds the large block.
+//!   x0 -> s0 (rank 0)   x1 (1 MiB) -> s1 (rank 1)   ...   y(i) = s(i) + s1
 inline Graph big_block_on_rank_1_graph(int64_t n, std::vector<Keys>& request) {
   Graph g;
   for (int64_t i = 0; i < n; ++i) {
     g.task(Key("x", {i}), [i] { return std::vector<double>(i == 1 ? 131072 : 1, 1.0); });
-    g.task(Key("y", {i}), [](const std::vector<double>& a, const std::vector<double>& b) { return a[0] + b[0]; },
-           ref(Key("x", {i})), ref(Key("x", {1})));
+    g.task(Key("s", {i}), [](const std::vector<double>& x) { return x[0]; }, ref(Key("x", {i})));
+    g.task(Key("y", {i}), [](double a, double b) { return a + b; }, ref(Key("s", {i})), ref(Key("s", {1})));
     request.emplace_back(Key("y", {i}));
   }
   return g;
