@@ -18,8 +18,10 @@
 // rank's budget, and a rank short of memory leaves the results it cannot hold
 // in MPI until it can (deferred receives), so it holds at most its limit plus
 // one task's need; a limit too small for a task is a MemoryLimitError on every
-// rank, naming the task and "on rank N". docs/mpi-graphs.md describes the
-// messages and the memory per rank.
+// rank, naming the task and "on rank N". A rank that dies (under mpirun
+// --enable-recovery) is a RankLostError on every other rank within
+// options.lost_after_seconds. docs/mpi-graphs.md describes the messages, the
+// memory per rank and lost ranks.
 //
 // @code
 //   tessera::mpi::Environment mpi(argc, argv);
