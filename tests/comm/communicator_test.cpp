@@ -31,6 +31,13 @@ TEST_CASE("messages between each pair of thread ranks arrive in order, whole, be
   }
 }
 
+TEST_CASE("try_receive_from leaves a message it does not take first from its sender, and takes it later whole") {
+  for (int n : {2, 3}) {
+    CAPTURE(n);
+    on_every_rank(n, [](Communicator& comm) { testing::receive_from_when_taken(comm, 4096); });
+  }
+}
+
 TEST_CASE("a thread rank with no message waiting receives nothing and never blocks") {
   const auto comms = thread_communicators(2);
   CHECK(!comms[0]->try_receive().has_value());

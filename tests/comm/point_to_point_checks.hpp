@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -58,6 +59,68 @@ inline void exchange_in_order(Communicator& comm, int per_peer, const std::vecto
   CHECK(comm.unfinished_sends() == 0);
   CHECK(!comm.try_receive().has_value());
   barrier(comm);  // nobody sends again before every rank has checked that nothing is left
+}
+
+// Every rank sends every peer a message of `big` bytes (tag 1), then one of 3
+// bytes (tag 2). Each rank refuses each peer's big one through
+// try_receive_from (it sees its tag and size, and it stays first from that
+// peer: the small one behind it is not given instead), then takes both, in
+// order and whole -- on two ranks the big one through try_receive, which must
+// give the message left waiting before any other.
+inline void receive_from_when_taken(Communicator& comm, size_t big) {
+  const int n = comm.size();
+  auto message = [&](int source, int seq, size_t size) {
+    std::vector<std::byte> b(size);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = message_byte(source, seq, i);
+    return b;
+  };
+  for (int q = 0; q < n; ++q) {
+    if (q == comm.rank()) continue;
+    comm.send(q, 1, message(comm.rank(), 0, big));
+    comm.send(q, 2, message(comm.rank(), 1, 3));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // The next message from `q` as `take` takes it, waiting up to the deadline for one to come.
+  auto next_from = [&](int q, auto&& take) {
+    for (;;) {
+      bool seen = false;
+      std::optional<Message> m = comm.try_receive_from(q, [&](int tag, size_t bytes) {
+        seen = true;
+        return take(tag, bytes);
+      });
+      if (seen || std::chrono::steady_clock::now() > deadline) return m;
+      comm.unfinished_sends();
+      std::this_thread::yield();
+    }
+  };
+  for (int q = 0; q < n; ++q) {
+    if (q == comm.rank()) continue;
+    CAPTURE(q);
+    for (int twice = 0; twice < 2; ++twice) {
+      int tag = -1;
+      size_t size = 0;
+      CHECK(!next_from(q, [&](int t, size_t bytes) {
+               tag = t;
+               size = bytes;
+               return false;
+             }).has_value());
+      CHECK(tag == 1);
+      CHECK(size == big);
+    }
+    std::optional<Message> m = n == 2 ? comm.try_receive() : next_from(q, [](int, size_t) { return true; });
+    REQUIRE(m.has_value());
+    CHECK(m->source == q);
+    CHECK(m->tag == 1);
+    CHECK((m->bytes == message(q, 0, big)));
+    m = next_from(q, [](int, size_t) { return true; });
+    REQUIRE(m.has_value());
+    CHECK(m->tag == 2);
+    CHECK((m->bytes == message(q, 1, 3)));
+  }
+  while (comm.unfinished_sends() > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  barrier(comm);
+  CHECK(!comm.try_receive().has_value());
+  barrier(comm);
 }
 
 }  // namespace tessera::testing

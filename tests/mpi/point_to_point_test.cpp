@@ -20,6 +20,14 @@ TEST_CASE("MPI: a message longer than a piece goes in pieces and arrives whole")
   testing::exchange_in_order(*comm, 50, {0, 6, 7, 8, 15, 100, 1001});
 }
 
+TEST_CASE("MPI: try_receive_from leaves a message it does not take in MPI, first from its sender, and takes it later whole") {
+  testing::receive_from_when_taken(*mpi::world_communicator(), size_t{1} << 20);
+}
+
+TEST_CASE("MPI: try_receive_from leaves a message in pieces it does not take, and takes it later whole") {
+  testing::receive_from_when_taken(*mpi::detail::world_communicator_in_pieces(7), 100);
+}
+
 TEST_CASE("MPI: send refuses a rank or a tag out of range") {
   const auto comm = mpi::world_communicator();
   const int n = comm->size();
