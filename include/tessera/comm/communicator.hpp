@@ -8,10 +8,12 @@
 // (MPI_Alltoallv's shape: each rank knows what it sends to and receives from
 // each other rank), and an all-gather of one integer per rank, from which a
 // barrier and an agreement on errors follow. Beside the collectives, tagged
-// point-to-point messages (`send`, `try_receive`, `unfinished_sends`) let a
-// rank's loop move results while its scheduler runs (tessera::get with
-// GetOptions::communicator): a send returns at once, a receive never blocks,
-// and the messages from one rank to another arrive in the order sent. libtessera-mpi implements it over
+// point-to-point messages (`send`, `try_receive`, `try_receive_from`,
+// `unfinished_sends`) let a rank's loop move results while its scheduler runs
+// (tessera::get with GetOptions::communicator): a send returns at once, a
+// receive never blocks, the messages from one rank to another arrive in the
+// order sent, and a rank short of memory may leave a sender's next message in
+// the transport until it can hold it (try_receive_from). libtessera-mpi implements it over
 // MPI (`tessera::mpi::world_communicator()`, tessera/mpi/communicator.hpp);
 // `thread_communicators(n)` gives n ranks that are threads of this process, for
 // tests (and sanitizers) of code written against it.
