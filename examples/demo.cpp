@@ -425,11 +425,11 @@ int dry_run(const Settings& s) {
     }
   }
   std::printf("\n3. FFT columns + radial sums: %lld column blocks, at most %lld per rank, read by their rank; "
-              "%zu levels of partial sums of %.1f KiB each; per rank at most %.1f KiB sent, %.1f KiB received; "
+              "%zu levels of partial sums of %.1f MiB each; per rank at most %.1f MiB sent, %.1f MiB received; "
               "peak per rank ~ %d workers x 2 blocks = %.0f MiB\n",
               static_cast<long long>(col_blocks), static_cast<long long>(cols_per_rank), levels.size(),
-              static_cast<double>(radial_bytes) / 1024, static_cast<double>(*std::max_element(sent.begin(), sent.end())) / 1024,
-              static_cast<double>(*std::max_element(received.begin(), received.end())) / 1024, s.workers,
+              static_cast<double>(radial_bytes) * kMiB, static_cast<double>(*std::max_element(sent.begin(), sent.end())) * kMiB,
+              static_cast<double>(*std::max_element(received.begin(), received.end())) * kMiB, s.workers,
               static_cast<double>(2 * s.workers * rows * g.col_block * 8) * kMiB);
   return 0;
 }
