@@ -12,16 +12,6 @@
 namespace tessera::storage {
 namespace {
 
-std::string message_of(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& err) {
-    return err.what();
-  } catch (...) {
-    return "failed (an exception that is not a std::exception)";
-  }
-}
-
 // What rank 0 tells the others once it has (or has not) made the temporary.
 constexpr char kPath[] = "path:", kError[] = "error:";
 
@@ -71,7 +61,7 @@ void publish_across(Communicator& comm, const std::string& path, const PublishOp
       } catch (...) {
         unmade = std::current_exception();
       }
-      (void)allgather_strings(comm, unmade ? absl::StrCat(kError, message_of(unmade)) : absl::StrCat(kPath, tmp));
+      (void)allgather_strings(comm, unmade ? absl::StrCat(kError, describe(unmade)) : absl::StrCat(kPath, tmp));
       if (unmade) std::rethrow_exception(unmade);
       // Every rank has stopped writing once this returns or throws: publish
       // removes the temporary on failure, renames it otherwise.
@@ -82,7 +72,7 @@ void publish_across(Communicator& comm, const std::string& path, const PublishOp
     failure = std::current_exception();
   }
   if (!started) {  // refused before the temporary was made: the others wait for its path
-    (void)allgather_strings(comm, absl::StrCat(kError, message_of(failure)));
+    (void)allgather_strings(comm, absl::StrCat(kError, describe(failure)));
     std::rethrow_exception(failure);
   }
   if (!written) std::rethrow_exception(failure);  // the others know already
