@@ -2,6 +2,8 @@
 //
 //   build/examples/demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--codec SPEC] [--dir DIR] [--keep]
 //                       [--input IMAGE] [--report REPORT.html]
+//   mpirun -n 4 build/examples/demo --size 2GiB      (across the ranks of an mpirun job)
+//   build/examples/demo --dry-run --size 10TiB --ranks 64 --workers 16 --max-mem 64GiB
 //
 // 1. Generates a compressed zarr store of float32 noise plus three plane waves
 //    of known frequencies, `--size` bytes, chunked by rows. `--codec` takes the
@@ -26,6 +28,15 @@
 // image.zarr a `--keep` run left (bench/fft times the steps this way); its size
 // is the store's, and its waves those the demo plants. `--report` writes one
 // HTML page of the three runs (diagnostics/report.hpp), also when one fails.
+//
+// Under mpirun (built with MPI), the ranks share the work: every rank generates
+// and stores its own row blocks of image.zarr (store across ranks, published
+// once by rank 0), the rows -> columns step is the rechunk across ranks (rounds
+// of all-to-all-v, rechunk/exchange.hpp; each rank reads its row blocks and
+// writes its column chunks), and the column step runs each rank's column blocks,
+// the partial sums meeting on rank 0. --dir must be a folder every rank sees.
+// Only rank 0 prints; --max-mem, --workers are per rank. `--dry-run` prints
+// that plan for `--ranks` ranks without computing (and without MPI).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,6 +48,7 @@
 #include <filesystem>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,7 +63,14 @@
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/diagnostics/report.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/graph/spill.hpp"
+#include "tessera/array/rechunk/exchange.hpp"
+#include "tessera/comm/communicator.hpp"
 #include "tessera/scheduler/get.hpp"
+#if TESSERA_DEMO_MPI
+#include "tessera/mpi/communicator.hpp"
+#include "tessera/mpi/environment.hpp"
+#endif
 
 namespace ta = tessera::array;
 namespace fs = std::filesystem;
@@ -67,12 +86,15 @@ struct Settings {
   std::string input;  // an image.zarr a previous run kept; empty: generate one
   std::string codec = "blosc:lz4:5:shuffle";
   std::string report;  // an HTML report of the three runs; empty: none
+  bool dry_run = false;  // print the plan across `ranks` ranks, compute nothing
+  int ranks = 1;         // of --dry-run
+  bool workers_given = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "demo: %s\nusage: demo [--size 4GiB] [--max-mem 512MiB] [--workers N] [--codec SPEC] [--dir DIR] [--keep] "
-               "[--input IMAGE] [--report REPORT.html]\n",
+               "[--input IMAGE] [--report REPORT.html] [--dry-run [--ranks N]]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -94,6 +116,7 @@ Settings parse(int argc, char** argv) {
         s.max_mem = ta::parse_bytes(value());
       } else if (a == "--workers") {
         s.workers = std::stoi(value());
+        s.workers_given = true;
       } else if (a == "--dir") {
         s.dir = value();
       } else if (a == "--codec") {
@@ -104,6 +127,10 @@ Settings parse(int argc, char** argv) {
         s.report = value();
       } else if (a == "--keep") {
         s.keep = true;
+      } else if (a == "--dry-run") {
+        s.dry_run = true;
+      } else if (a == "--ranks") {
+        s.ranks = std::stoi(value());
       } else {
         usage("unknown argument '" + a + "'");
       }
@@ -114,6 +141,8 @@ Settings parse(int argc, char** argv) {
   if (s.size < (int64_t{1} << 20)) usage("--size must be at least 1MiB");
   if (s.max_mem < (int64_t{64} << 20)) usage("--max-mem must be at least 64MiB");
   if (s.workers < 1) usage("--workers must be at least 1");
+  if (s.ranks < 1) usage("--ranks must be at least 1");
+  if (s.ranks > 1 && !s.dry_run) usage("--ranks is for --dry-run; run across ranks with mpirun -n N (scripts/demo --ranks N)");
   return s;
 }
 
@@ -230,6 +259,25 @@ Radial add(const std::vector<Radial>& parts) {
 
 size_t nbytes(const Radial& r) { return (r.power.size() + r.count.size()) * sizeof(double); }
 
+}  // namespace
+
+// Partial sums travel between ranks (and spill) in their Spillable form (tessera/graph/spill.hpp).
+template <>
+struct tessera::Spillable<Radial> {
+  static void serialize(const Radial& r, SpillWriter& w) {
+    Spillable<std::vector<double>>::serialize(r.power, w);
+    Spillable<std::vector<double>>::serialize(r.count, w);
+  }
+  static Radial deserialize(SpillReader& r) {
+    Radial out;
+    out.power = Spillable<std::vector<double>>::deserialize(r);
+    out.count = Spillable<std::vector<double>>::deserialize(r);
+    return out;
+  }
+};
+
+namespace {
+
 // Bins whose average power stands above 50 times the median and above both neighbours.
 std::vector<size_t> peaks(const Radial& r) {
   std::vector<double> avg(r.power.size(), 0.0);
@@ -274,21 +322,121 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-tessera::GetOptions run_options(const Settings& s, tessera::diagnostics::ProgressBar& bar,
+// The ranks of the job (null when the demo runs alone) and whether this one prints.
+struct Ranks {
+  std::shared_ptr<tessera::Communicator> comm;
+  bool lead() const { return !comm || comm->rank() == 0; }
+  int size() const { return comm ? comm->size() : 1; }
+};
+
+tessera::GetOptions run_options(const Settings& s, const Ranks& ranks, tessera::diagnostics::ProgressBar& bar,
                                 tessera::diagnostics::Report* report) {
   tessera::GetOptions o;
   o.num_workers = s.workers;
-  o.callbacks.push_back(bar.callbacks());
+  o.communicator = ranks.comm;
+  if (ranks.lead()) o.callbacks.push_back(bar.callbacks());
   if (report != nullptr) o.callbacks.push_back(report->callbacks());
   return o;
 }
 
-int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* report) {
-  constexpr double kMiB = 1.0 / (1 << 20);
-  // The image: columns a power of two near sqrt(size / 4), rows to make up the size.
+// The image's shape and the blocks of each step, from --size (or --input) and --max-mem.
+struct Geometry {
+  int64_t rows = 0, cols = 0;
+  int64_t block_bytes = 0;       // a block of either step, at most
+  int64_t row_block = 0;         // rows per block of the image and of the row spectrum
+  int64_t spectrum_cols = 0;     // cols / 2 + 1
+  int64_t col_block = 0;         // columns per block of the column spectrum
+};
+
+Geometry geometry(const Settings& s, int64_t rows, int64_t cols) {
+  Geometry g{rows, cols};
+  // A worker holds about two blocks (in and out) plus the FFT's panel; room for
+  // 2 x workers + 8 blocks leaves the scheduler's ready results and the partials space.
+  g.block_bytes = s.max_mem / (4 * s.workers + 8);
+  g.row_block = std::clamp<int64_t>(g.block_bytes / (cols * 8), 1, rows);  // complex64 rows
+  g.spectrum_cols = cols / 2 + 1;
+  // Column blocks of near-equal width: cols / 2 + 1 columns (the Nyquist one
+  // makes the count odd) would otherwise leave a last block one column wide.
+  const int64_t col_target = std::clamp<int64_t>(g.block_bytes / (rows * 8), 1, g.spectrum_cols);
+  const int64_t col_blocks = (g.spectrum_cols + col_target - 1) / col_target;
+  g.col_block = (g.spectrum_cols + col_blocks - 1) / col_blocks;
+  return g;
+}
+
+// The image's shape for --size: columns a power of two near sqrt(size / 4), rows to make up the size.
+std::pair<int64_t, int64_t> image_shape(int64_t size) {
   int64_t cols = 1;
-  while (cols * cols * 4 < s.size) cols *= 2;
-  int64_t rows = std::max<int64_t>(s.size / (4 * cols), 16);
+  while (cols * cols * 4 < size) cols *= 2;
+  return {std::max<int64_t>(size / (4 * cols), 16), cols};
+}
+
+// Blocks [0, n) of one name go to ranks in contiguous runs (tessera/scheduler/placement.hpp).
+int owner(int64_t block, int64_t n, int ranks) { return static_cast<int>(block * ranks / n); }
+
+// Radial bins of an image.
+Binning binning_of(int64_t rows, int64_t cols) {
+  const double scale = static_cast<double>(std::max(rows, cols));
+  return {rows, cols, scale, static_cast<size_t>(scale * std::sqrt(0.5)) + 3};
+}
+
+// The radial sums' tree: level 0 has `leaves` partials, each next level adds up groups of 8.
+std::vector<int64_t> tree_levels(int64_t leaves) {
+  std::vector<int64_t> levels{leaves};
+  while (levels.back() > 1) levels.push_back((levels.back() + 7) / 8);
+  return levels;
+}
+
+// --dry-run: the plan across `s.ranks` ranks, from the same sizing and the
+// rechunk's own exchange plan (print_exchange_plan), without computing.
+int dry_run(const Settings& s) {
+  constexpr double kMiB = 1.0 / (1 << 20);
+  const auto [rows, cols] = image_shape(s.size);
+  const Geometry g = geometry(s, rows, cols);
+  const int P = s.ranks;
+  const int64_t row_blocks = (rows + g.row_block - 1) / g.row_block;
+  const int64_t col_blocks = (g.spectrum_cols + g.col_block - 1) / g.col_block;
+  std::printf("demo --dry-run: image %lld x %lld float32 (%.0f MiB) on %d ranks x %d workers, max-mem %.0f MiB per rank\n",
+              static_cast<long long>(rows), static_cast<long long>(cols), static_cast<double>(rows * cols * 4) * kMiB, P,
+              s.workers, static_cast<double>(s.max_mem) * kMiB);
+  std::printf("blocks of %lld rows (%.1f MiB of complex64), spectrum blocks of %lld columns (%.1f MiB)\n",
+              static_cast<long long>(g.row_block), static_cast<double>(g.row_block * g.spectrum_cols * 8) * kMiB,
+              static_cast<long long>(g.col_block), static_cast<double>(rows * g.col_block * 8) * kMiB);
+  const int64_t rows_per_rank = (row_blocks + P - 1) / P, cols_per_rank = (col_blocks + P - 1) / P;
+  std::printf("\n1. generate: %lld row blocks, at most %lld per rank, each written by its rank into image.zarr; "
+              "nothing sent between ranks; peak per rank ~ %d workers x 2 blocks = %.0f MiB\n",
+              static_cast<long long>(row_blocks), static_cast<long long>(rows_per_rank), s.workers,
+              static_cast<double>(2 * s.workers * g.row_block * cols * 4) * kMiB);
+  std::printf("\n2. FFT rows + rechunk rows -> columns across ranks (rechunk_store's exchange):\n");
+  const ta::Chunks from = ta::normalize_chunks({g.row_block, -1}, {rows, g.spectrum_cols});
+  const ta::Chunks to = ta::normalize_chunks({-1, g.col_block}, {rows, g.spectrum_cols});
+  const ta::ExchangeOptions options = ta::exchange_options(static_cast<size_t>(s.max_mem), P, s.workers);
+  ta::print_exchange_plan(stdout, from, to, ta::DType::complex64(),
+                          options, ta::plan_exchange(from.sizes(), to.sizes(), 8, options));
+  // Step 3: the leaves go with their column blocks; a partial moves when its parent is on another rank.
+  const std::vector<int64_t> levels = tree_levels(col_blocks);
+  const auto radial_bytes = static_cast<int64_t>(binning_of(rows, cols).bins * 2 * sizeof(double));
+  std::vector<int64_t> sent(static_cast<size_t>(P), 0), received(static_cast<size_t>(P), 0);
+  for (size_t d = 0; d + 1 < levels.size(); ++d) {
+    for (int64_t i = 0; i < levels[d]; ++i) {
+      const int from_rank = owner(i, levels[d], P), to_rank = owner(i / 8, levels[d + 1], P);
+      if (from_rank == to_rank) continue;
+      sent[static_cast<size_t>(from_rank)] += radial_bytes;
+      received[static_cast<size_t>(to_rank)] += radial_bytes;
+    }
+  }
+  std::printf("\n3. FFT columns + radial sums: %lld column blocks, at most %lld per rank, read by their rank; "
+              "%zu levels of partial sums of %.1f MiB each; per rank at most %.1f MiB sent, %.1f MiB received; "
+              "peak per rank ~ %d workers x 2 blocks = %.0f MiB\n",
+              static_cast<long long>(col_blocks), static_cast<long long>(cols_per_rank), levels.size(),
+              static_cast<double>(radial_bytes) * kMiB, static_cast<double>(*std::max_element(sent.begin(), sent.end())) * kMiB,
+              static_cast<double>(*std::max_element(received.begin(), received.end())) * kMiB, s.workers,
+              static_cast<double>(2 * s.workers * rows * g.col_block * 8) * kMiB);
+  return 0;
+}
+
+int run(const Settings& s, const Ranks& ranks, const fs::path& work, tessera::diagnostics::Report* report) {
+  constexpr double kMiB = 1.0 / (1 << 20);
+  auto [rows, cols] = image_shape(s.size);
   if (!s.input.empty()) {
     const ta::zarr::Store in = ta::zarr::open(s.input);
     if (in.dtype() != ta::DType::float32() || in.shape().size() != 2) {
@@ -298,29 +446,25 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
     rows = in.shape()[0];
     cols = in.shape()[1];
   }
-  // A worker holds about two blocks (in and out) plus the FFT's panel; room for
-  // 2 x workers + 8 blocks leaves the scheduler's ready results and the partials space.
-  const int64_t block_bytes = s.max_mem / (4 * s.workers + 8);
-  const int64_t row_block = std::clamp<int64_t>(block_bytes / (cols * 8), 1, rows);      // complex64 rows
-  const int64_t spectrum_cols = cols / 2 + 1;
-  // Column blocks of near-equal width: cols / 2 + 1 columns (the Nyquist one
-  // makes the count odd) would otherwise leave a last block one column wide.
-  const int64_t col_target = std::clamp<int64_t>(block_bytes / (rows * 8), 1, spectrum_cols);
-  const int64_t col_blocks = (spectrum_cols + col_target - 1) / col_target;
-  const int64_t col_block = (spectrum_cols + col_blocks - 1) / col_blocks;
+  const Geometry geo = geometry(s, rows, cols);
+  const int64_t block_bytes = geo.block_bytes, row_block = geo.row_block, col_block = geo.col_block;
   const Image image(rows, cols,
                     {{0, cols / 16, 0.5f},
                      {std::lround(0.075 * static_cast<double>(rows)), std::lround(0.13 * static_cast<double>(cols)), 0.4f},
                      {std::lround(0.21 * static_cast<double>(rows)), std::lround(0.21 * static_cast<double>(cols)), 0.3f}});
-  std::printf("image %lld x %lld float32 (%.0f MiB), blocks of %lld rows; spectrum blocks of %lld columns; "
-              "%d workers, max-mem %.0f MiB\n",
-              static_cast<long long>(rows), static_cast<long long>(cols), static_cast<double>(rows * cols * 4) * kMiB,
-              static_cast<long long>(row_block), static_cast<long long>(col_block), s.workers,
-              static_cast<double>(s.max_mem) * kMiB);
-  std::fflush(stdout);
+  if (ranks.lead()) {
+    std::printf("image %lld x %lld float32 (%.0f MiB), blocks of %lld rows; spectrum blocks of %lld columns; "
+                "%d workers, max-mem %.0f MiB%s\n",
+                static_cast<long long>(rows), static_cast<long long>(cols), static_cast<double>(rows * cols * 4) * kMiB,
+                static_cast<long long>(row_block), static_cast<long long>(col_block), s.workers,
+                static_cast<double>(s.max_mem) * kMiB,
+                ranks.comm ? (", on each of " + std::to_string(ranks.size()) + " ranks").c_str() : "");
+    std::fflush(stdout);
+  }
   Stopwatch clock;
 
-  // 1. Generate the image into a zarr store chunked by rows.
+  // 1. Generate the image into a zarr store chunked by rows (across ranks:
+  //    each rank its own blocks, the store published once by rank 0).
   const std::string input = s.input.empty() ? (work / "image.zarr").string() : s.input;
   if (s.input.empty()) {
     tessera::diagnostics::ProgressBar bar;
@@ -329,7 +473,7 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
     };
     const ta::Array x = ta::from_blocks(make, ta::DType::float32(), {rows, cols}, {row_block, -1});
     ta::StoreOptions o;
-    o.compute = run_options(s, bar, report);
+    o.compute = run_options(s, ranks, bar, report);
     o.zarr.codec = s.codec;
     try {
       ta::store(x, input, o);
@@ -338,10 +482,11 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
     }
   }
   const double t_generate = clock.lap();
-  const uint64_t image_bytes = tree_bytes(input);
+  const uint64_t image_bytes = ranks.lead() ? tree_bytes(input) : 0;
 
   // 2. FFT along the rows; each row block's shards go straight into the
-  //    column-chunked scratch store.
+  //    column-chunked scratch store (across ranks: through the exchange's
+  //    rounds to the rank writing each column chunk).
   const std::string scratch = (work / "spectrum-columns.zarr").string();
   bool direct = false;
   {
@@ -350,18 +495,20 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
     ta::RechunkStoreOptions o;
     o.rechunk.block_size_limit = block_bytes;
     o.rechunk.scratch_dir = work.string();
-    o.store.compute = run_options(s, bar, report);
+    o.store.compute = run_options(s, ranks, bar, report);
+    // Across ranks the exchange's rounds are planned under --max-mem.
+    if (ranks.comm) o.store.compute.memory_limit = static_cast<size_t>(s.max_mem);
     // Each row block's shard of a column block is one run of its chunk file but
     // in the last, narrower block (a run per row there): straight writes pay.
     o.direct_min_run = 0;
     direct = ta::rechunk_store(spectrum_rows, {-1, col_block}, scratch, o).direct;
   }
   const double t_rows = clock.lap();
-  const uint64_t scratch_bytes = tree_bytes(scratch);
+  const uint64_t scratch_bytes = ranks.lead() ? tree_bytes(scratch) : 0;
 
   // 3. FFT along the columns, power spectrum, radial sums (a tree of partial sums).
-  const double scale = static_cast<double>(std::max(rows, cols));
-  const Binning binning{rows, cols, scale, static_cast<size_t>(scale * std::sqrt(0.5)) + 3};
+  const Binning binning = binning_of(rows, cols);
+  const double scale = binning.scale;
   Radial radial;
   {
     tessera::diagnostics::ProgressBar bar;
@@ -388,9 +535,14 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
       }
       level = std::move(next);
     }
-    radial = tessera::get(g, level.front(), run_options(s, bar, report)).as<Radial>();
+    const tessera::Result sums = tessera::get(g, level.front(), run_options(s, ranks, bar, report));
+    if (ranks.lead()) radial = sums.as<Radial>();  // across ranks the sums are on rank 0
   }
   const double t_columns = clock.lap();
+  // Every rank's peak RSS (KiB), for rank 0 to print.
+  const auto own_rss = static_cast<int64_t>(peak_rss_mib() * 1024);
+  const std::vector<int64_t> rss = ranks.comm ? ranks.comm->allgather(own_rss) : std::vector<int64_t>{own_rss};
+  if (!ranks.lead()) return 0;
 
   // 4. The peaks against the planted waves.
   const std::vector<size_t> found = peaks(radial);
@@ -412,33 +564,75 @@ int run(const Settings& s, const fs::path& work, tessera::diagnostics::Report* r
               t_generate, t_rows, t_columns, t_generate + t_rows + t_columns);
   std::printf("image store %.0f MiB on disk (%s)\n", static_cast<double>(image_bytes) * kMiB,
               s.input.empty() ? ("codec " + s.codec).c_str() : "--input");
-  std::printf("peak RSS %.0f MiB (max-mem %.0f MiB); %.0f MiB through the scratch store on disk (%s)\n",
-              peak_rss_mib(), static_cast<double>(s.max_mem) * kMiB, static_cast<double>(scratch_bytes) * kMiB,
-              direct ? "shards written straight into its chunk files" : "rechunked, then stored");
+  std::string rss_text;
+  if (rss.size() == 1) {
+    rss_text = "peak RSS " + std::to_string(std::lround(static_cast<double>(rss[0]) / 1024)) + " MiB";
+  } else {
+    int64_t total = 0;
+    rss_text = "peak RSS per rank";
+    for (size_t r = 0; r < rss.size(); ++r) {
+      rss_text += (r == 0 ? " " : ", ") + std::to_string(std::lround(static_cast<double>(rss[r]) / 1024));
+      total += rss[r];
+    }
+    rss_text += " MiB (sum " + std::to_string(std::lround(static_cast<double>(total) / 1024)) + " MiB)";
+  }
+  std::printf("%s (max-mem %.0f MiB); %.0f MiB through the scratch store on disk (%s)\n", rss_text.c_str(),
+              static_cast<double>(s.max_mem) * kMiB, static_cast<double>(scratch_bytes) * kMiB,
+              direct ? "shards written straight into its chunk files"
+                     : (rss.size() > 1 ? "rechunked across the ranks" : "rechunked, then stored"));
   return match ? 0 : 1;
 }
 
 }  // namespace
 
+// Whether a launcher (Open MPI's mpirun, or a PMI/PMIx one) started this process.
+bool under_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
+         std::getenv("PMIX_RANK") != nullptr;
+}
+
 int main(int argc, char** argv) {
-  const Settings s = parse(argc, argv);
-  std::string tmpl = (fs::path(s.dir) / "tessera-demo-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) {
-    std::perror(("demo: cannot make a folder under " + s.dir).c_str());
+  Ranks ranks;
+#if TESSERA_DEMO_MPI
+  std::optional<tessera::mpi::Environment> mpi;  // only under mpirun: alone, the demo starts no MPI
+  try {
+    if (under_mpirun()) {
+      mpi.emplace(argc, argv);
+      if (tessera::mpi::world_size() > 1) ranks.comm = tessera::mpi::world_communicator();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "demo: %s\n", e.what());
     return 1;
   }
+#endif
+  Settings s = parse(argc, argv);
+  if (s.dry_run) return dry_run(s);
+  if (ranks.comm && !s.workers_given) {
+    // The ranks on this machine share its cores.
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int here = local != nullptr ? std::max(1, std::atoi(local)) : 1;
+    s.workers = std::max(1, s.workers / here);
+  }
+  // The work folder: rank 0 makes it, the others learn its name (--dir is shared).
+  std::string tmpl = (fs::path(s.dir) / "tessera-demo-XXXXXX").string();
+  if (ranks.lead() && ::mkdtemp(tmpl.data()) == nullptr) {
+    std::perror(("demo: cannot make a folder under " + s.dir).c_str());
+    tmpl.clear();
+  }
+  if (ranks.comm) tmpl = tessera::allgather_strings(*ranks.comm, tmpl)[0];
+  if (tmpl.empty()) return 1;
   const fs::path work = tmpl;
   int status = 1;
-  // One report of the demo's three runs (generate, FFT rows + shuffle, FFT columns).
+  // One report of the demo's three runs (generate, FFT rows + shuffle, FFT columns), rank 0's.
   std::unique_ptr<tessera::diagnostics::Report> report;
-  if (!s.report.empty()) {
+  if (!s.report.empty() && ranks.lead()) {
     report = std::make_unique<tessera::diagnostics::Report>(tessera::diagnostics::ReportOptions{.title = "tessera demo"});
     report->set_command_line(std::vector<std::string>(argv, argv + argc));
   }
   try {
-    status = run(s, work, report.get());
+    status = run(s, ranks, work, report.get());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "demo: %s\n", e.what());
+    if (ranks.lead()) std::fprintf(stderr, "demo: %s\n", e.what());
     if (report) report->record_error(e);
   }
   if (report) {
@@ -450,6 +644,8 @@ int main(int argc, char** argv) {
       status = 1;
     }
   }
+  if (ranks.comm) tessera::barrier(*ranks.comm);  // every rank is done with the stores
+  if (!ranks.lead()) return status;
   if (s.keep) {
     std::printf("kept the stores in %s\n", work.c_str());
   } else {

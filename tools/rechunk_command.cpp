@@ -38,7 +38,6 @@
 #include "command.hpp"
 #include "interrupt.hpp"
 #include "ranks.hpp"
-#include "rechunk_dry_run.hpp"
 #include "rechunk_source.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/io/npy.hpp"
@@ -149,16 +148,16 @@ int dry_run(const Options& o) {
     throw UsageError(std::string("--chunks: ") + e.what());
   }
   check_graph(from, target, limits);
-  // The plan rechunk_store makes for --max-mem (exchange_budget).
-  const ta::ExchangeOptions options{.ranks = static_cast<int>(ranks), .max_mem = ta::exchange_budget(max_mem),
-                                    .workers = static_cast<int>(workers)};
+  // The plan rechunk_store makes for --max-mem.
+  const ta::ExchangeOptions options =
+      ta::exchange_options(static_cast<size_t>(max_mem), static_cast<int>(ranks), static_cast<int>(workers));
   ta::ExchangePlan plan;
   try {
     plan = ta::plan_exchange(from.sizes(), target.sizes(), static_cast<int64_t>(dtype.itemsize()), options);
   } catch (const ChunkError& e) {
     throw UsageError(std::string("--max-mem: ") + e.what());
   }
-  print_exchange_plan(stdout, from, target, dtype, options, plan);
+  ta::print_exchange_plan(stdout, from, target, dtype, options, plan);
   return 0;
 }
 

@@ -95,14 +95,35 @@ void check_block(const NDArray& block, const Shape& shape, DType dtype, const Ke
 
 std::string token(std::initializer_list<std::string_view> parts) { return hex16(hash_parts(parts)); }
 
+namespace {
+
+// unique_token's salt and counter.
+struct UniqueTokens {
+  std::atomic<uint64_t> salt{std::random_device{}() ^
+                             static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
+  std::atomic<uint64_t> counter{0};
+};
+
+UniqueTokens& unique_tokens() {
+  static UniqueTokens t;
+  return t;
+}
+
+}  // namespace
+
 std::string unique_token() {
   // A per-process random salt keeps tokens of two processes apart too (they may
-  // meet in one graph file or profile).
-  static const uint64_t salt = std::random_device{}() ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  static std::atomic<uint64_t> counter{0};
-  std::string s = std::to_string(salt), n = std::to_string(counter.fetch_add(1));
+  // meet in one graph file or profile); the ranks of one job share theirs
+  // (seed_unique_tokens).
+  UniqueTokens& t = unique_tokens();
+  std::string s = std::to_string(t.salt.load()), n = std::to_string(t.counter.fetch_add(1));
   return token({"unique", s, n});
+}
+
+void seed_unique_tokens(uint64_t seed) {
+  UniqueTokens& t = unique_tokens();
+  t.salt.store(seed);
+  t.counter.store(0);
 }
 
 Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs)

@@ -2,9 +2,13 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <random>
+
 #include <absl/strings/str_cat.h>
 
 #include "mpi/require.hpp"
+#include "tessera/array/array.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::mpi {
@@ -46,6 +50,11 @@ Environment::Environment(int& argc, char**& argv) : owns_(false) {
     throw Error(absl::StrCat("tessera::mpi::Environment: expected MPI_THREAD_MULTIPLE, MPI provides ",
                              thread_level_name(provided)));
   }
+  // Rank 0's seed for every rank (any value will do, so long as all share it).
+  uint64_t seed = std::random_device{}();
+  seed = (seed << 32) ^ std::random_device{}();
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  array::seed_unique_tokens(seed);
 }
 
 Environment::~Environment() {

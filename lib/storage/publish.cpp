@@ -291,6 +291,8 @@ void publish(const std::string& given, const PublishOptions& options,
   sync_one(folder_of(path), true);
 }
 
+void sync_output(const std::string& path) { sync_tree(path, UniqueFd(-1)); }
+
 void publish_bytes(const std::string& path, std::string_view bytes) {
   publish(path, {.kind = Kind::file, .overwrite = true}, [&](const std::string& tmp) {
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -75,6 +75,11 @@ std::vector<std::string> clean_stale(const std::string& path);
 void publish(const std::string& path, const PublishOptions& options,
              absl::FunctionRef<void(const std::string& tmp)> write);
 
+//! Syncs an output being written to the disk, as publish does before its
+//! rename: a file by fsync, a folder by one syncfs of its file system. For a
+//! writer beside publish's own (another rank writing part of the temporary).
+void sync_output(const std::string& path);
+
 //! publish of a regular file holding `bytes` (Kind::file, replacing any regular
 //! file at `path`).
 void publish_bytes(const std::string& path, std::string_view bytes);

@@ -4,8 +4,6 @@
 // rank as the same error, with nothing published.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <absl/strings/str_cat.h>
 
 #include <filesystem>
@@ -15,6 +13,7 @@
 
 #include "array/rechunk/store_files.hpp"
 #include "array/rechunk/test_util.hpp"
+#include "mpi/shared_dir.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/store.hpp"
@@ -25,30 +24,11 @@
 using namespace tessera;
 using namespace tessera::array;
 using tessera::array::testing::iota;
+using tessera::mpi_testing::SharedDir;
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// A folder every rank sees (this machine's file system stands for the shared
-// one): rank 0 makes it and sends its name; rank 0 removes it at the end.
-struct SharedDir {
-  std::shared_ptr<Communicator> comm;
-  fs::path path;
-  explicit SharedDir(std::shared_ptr<Communicator> c) : comm(std::move(c)) {
-    std::string name;
-    if (comm->rank() == 0) {
-      name = (fs::temp_directory_path() / absl::StrCat("tessera-mpi-rechunk-", ::getpid())).string();
-      fs::remove_all(name);
-      fs::create_directories(name);
-    }
-    path = allgather_strings(*comm, name)[0];
-  }
-  ~SharedDir() {
-    barrier(*comm);
-    if (comm->rank() == 0) fs::remove_all(path);
-  }
-};
 
 // Rank 0 writes `x` as a zarr store at `path`; the others wait for it.
 void make_source(Communicator& comm, const Array& x, const std::string& path) {
@@ -69,7 +49,7 @@ TEST_CASE("world_communicator: rank, size and allgather over MPI") {
 
 TEST_CASE("rechunk_store over MPI writes the single-process store, byte for byte") {
   const auto comm = mpi::world_communicator();
-  SharedDir dir(comm);
+  SharedDir dir(comm, "rechunk");
   struct Case {
     Shape shape;
     Chunks old_chunks;
@@ -110,7 +90,7 @@ TEST_CASE("rechunk_store over MPI writes the single-process store, byte for byte
 
 TEST_CASE("rechunk_store over MPI: a refused target is the same error on every rank, naming rank 0") {
   const auto comm = mpi::world_communicator();
-  SharedDir dir(comm);
+  SharedDir dir(comm, "rechunk");
   const std::string src = (dir.path / "src.zarr").string();
   const std::string out = (dir.path / "taken.zarr").string();
   make_source(*comm, from_ndarray(iota({16, 8}, DType::float64()), Chunks({{4, 4, 4, 4}, {8}})), src);
@@ -127,7 +107,7 @@ TEST_CASE("rechunk_store over MPI: a refused target is the same error on every r
 
 TEST_CASE("rechunk_store over MPI: an unreadable input block fails on every rank, naming its owner; nothing is published") {
   const auto comm = mpi::world_communicator();
-  SharedDir dir(comm);
+  SharedDir dir(comm, "rechunk");
   const std::string src = (dir.path / "src.zarr").string();
   const std::string out = (dir.path / "out.zarr").string();
   make_source(*comm, from_ndarray(iota({16, 8}, DType::float64()), Chunks({{4, 4, 4, 4}, {8}})), src);

@@ -141,5 +141,14 @@ std::string token(std::initializer_list<std::string_view> parts);
 //! A token never given before in this process, for inputs that cannot be hashed
 //! (callables, in-memory data).
 std::string unique_token();
+//! Restarts unique_token() from `seed`: processes that seed alike and then build
+//! the same arrays in the same order give them the same names, as a run across
+//! ranks needs (every rank builds the graph; the names say which task is which).
+//! tessera::mpi::Environment seeds every rank with rank 0's random seed. Call it
+//! before building arrays, from one thread.
+//! @code
+//!   tessera::array::seed_unique_tokens(42);   // on every rank
+//! @endcode
+void seed_unique_tokens(uint64_t seed);
 
 }  // namespace tessera::array

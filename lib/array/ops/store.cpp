@@ -13,6 +13,7 @@
 
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
+#include "storage/publish_across.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
@@ -28,9 +29,13 @@ void store_npy(const Array& x, const std::string& tmp, const std::string& name, 
   store_into(x, npy::create(tmp, x.dtype(), x.shape()), name, options.compute);
 }
 
-void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
-  auto target = std::make_shared<const zarr::Store>(
-      zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x.chunks()), Scalar(0), options.zarr));
+zarr::Store create_zarr(const Array& x, const std::string& tmp, const StoreOptions& options) {
+  return zarr::create(tmp, x.dtype(), x.shape(), regular_chunk_shape(x.chunks()), Scalar(0), options.zarr);
+}
+
+// Each block's task writes its chunk into `target` (across ranks: the blocks this rank owns).
+void write_zarr(const Array& x, std::shared_ptr<const zarr::Store> target, const std::string& name,
+                const StoreOptions& options) {
   write_blocks(
       x, name,
       [target](const std::vector<int64_t>& block, const NDArray& b) {
@@ -41,6 +46,23 @@ void store_zarr(const Array& x, const std::string& tmp, const std::string& name,
         }
       },
       options.compute);
+}
+
+void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
+  write_zarr(x, std::make_shared<const zarr::Store>(create_zarr(x, tmp, options)), name, options);
+}
+
+// store across the ranks of options.compute.communicator: rank 0 makes the
+// temporary store, every rank's run (a run across ranks) writes the chunks of
+// the blocks it owns, and rank 0 publishes once every rank has written.
+void store_across(const Array& x, const std::string& path, const std::string& name, const StoreOptions& options) {
+  const storage::PublishOptions publish = publish_options(path, options);
+  require_zarr_across("store", path, publish);
+  storage::publish_across(
+      *options.compute.communicator, path, publish, [&](const std::string& tmp) { (void)create_zarr(x, tmp, options); },
+      [&](const std::string& tmp) {
+        write_zarr(x, std::make_shared<const zarr::Store>(zarr::open(tmp, Access::ReadWrite)), name, options);
+      });
 }
 
 // The fill of the layer that makes x's blocks, when it has one.
@@ -140,8 +162,15 @@ void store(const Array& x, const NDArray& target, const ComputeOptions& options)
   store_into(x, target, absl::StrCat("store-", unique_token()), options);
 }
 
+void require_zarr_across(const std::string& what, const std::string& path, const storage::PublishOptions& publish) {
+  if (publish.kind != storage::Kind::zarr) {
+    throw StorageError(path, absl::StrCat(what, " across ranks writes zarr stores only, not .npy files"));
+  }
+}
+
 void store(const Array& x, const std::string& path, const StoreOptions& options) {
   const std::string name = absl::StrCat("store-", unique_token());
+  if (options.compute.communicator) return store_across(x, path, name, options);
   const storage::PublishOptions publish = publish_options(path, options);
   storage::publish(path, publish, [&](const std::string& tmp) {
     if (publish.kind == storage::Kind::npy) {

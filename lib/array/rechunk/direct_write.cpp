@@ -153,7 +153,11 @@ void create_chunk_files(const ChunkWriter& w) {
 RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, const std::string& path,
                                  const RechunkStoreOptions& options) {
   const Chunks target = chunks.resolve(x.chunks(), x.dtype(), options.rechunk.block_size_limit);
-  if (options.communicator) return detail::rechunk_store_across(x, target, path, options);
+  if (options.communicator || options.store.compute.communicator) {
+    RechunkStoreOptions across = options;
+    if (!across.communicator) across.communicator = options.store.compute.communicator;
+    return detail::rechunk_store_across(x, target, path, across);
+  }
   const storage::PublishOptions publish = publish_options(path, options.store);
   // Direct writes land raw bytes in zarr chunk files: a .npy target is stored whole, an encoded or
   // sharded one block by block.

@@ -12,9 +12,10 @@
 // creating the temporary store, reading and packing, assembling and writing,
 // publishing) ends in agree_on_errors, so a failure on any rank is an Error on
 // every rank naming it, and no rank waits in an exchange its peers have left.
-// Rank 0 writes under storage::publish: the temporary store it makes (whose
-// path it sends to the others) is removed on failure and renamed into place
-// only after every rank has written its chunks. The exchange itself cannot
+// The store is published by storage::publish_across: rank 0 makes the
+// temporary store, every rank writes its chunks into it, and rank 0 renames it
+// into place only after every rank has written its chunks (removes it after
+// every rank has stopped, on failure). The exchange itself cannot
 // fail short of the transport (MPI aborts the job).
 #include <algorithm>
 #include <atomic>
@@ -38,6 +39,7 @@
 #include "array/rechunk/across.hpp"
 #include "array/rechunk/blocks.hpp"
 #include "storage/publish.hpp"
+#include "storage/publish_across.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/rechunk/exchange.hpp"
 #include "tessera/graph/error.hpp"
@@ -45,8 +47,6 @@
 
 namespace tessera::array::detail {
 namespace {
-
-constexpr int64_t kDefaultMaxMem = int64_t{1} << 30;
 
 // One piece this rank sends: the box of its input block, and its place in the
 // message to `dest`.
@@ -226,25 +226,9 @@ void run_round(Exchange& e, const ExchangeRound& round, size_t k) {
   });
 }
 
-// The rounds, after rank 0 has made the temporary store at `tmp` (empty on the
-// other ranks, which learn it from rank 0).
-void write_all(Exchange& e, const std::string& tmp, const Shape& chunk_shape) {
-  // Rank 0 sends "path:<tmp>" or "error:<message>".
-  std::string made = "path:" + tmp;
-  if (e.rank() == 0) {
-    try {
-      (void)zarr::create(tmp, e.x.dtype(), e.x.shape(), chunk_shape, Scalar(0), e.options.store.zarr);
-    } catch (const std::exception& err) {
-      made = absl::StrCat("error:", err.what());
-    }
-  }
-  const std::string from_zero = allgather_strings(e.comm, made)[0];
-  if (absl::StartsWith(from_zero, "error:")) {
-    throw Error(absl::StrCat("rank 0 of ", e.comm.size(), ": ", from_zero.substr(6)));
-  }
-  agree_on_errors(e.comm, [&] {
-    e.store = std::make_shared<const zarr::Store>(zarr::open(from_zero.substr(5), Access::ReadWrite));
-  });
+// The rounds, writing into the temporary store at `tmp` that rank 0 made.
+void write_all(Exchange& e, const std::string& tmp) {
+  agree_on_errors(e.comm, [&] { e.store = std::make_shared<const zarr::Store>(zarr::open(tmp, Access::ReadWrite)); });
   for (size_t k = 0; k < e.plan.rounds.size(); ++k) run_round(e, e.plan.rounds[k], k);
 }
 
@@ -253,55 +237,29 @@ void write_all(Exchange& e, const std::string& tmp, const Shape& chunk_shape) {
 RechunkStoreResult rechunk_store_across(const Array& x, const Chunks& target, const std::string& path,
                                         const RechunkStoreOptions& options) {
   Communicator& comm = *options.communicator;
-  Exchange e{x, target, comm, options, {}, {}, {}, {}, {}, {}};
+  // Each rank's reads and packs are a run of its own (its own blocks, its own graph).
+  RechunkStoreOptions local = options;
+  local.store.compute.communicator = nullptr;
+  Exchange e{x, target, comm, local, {}, {}, {}, {}, {}, {}};
   Shape chunk_shape;
   const storage::PublishOptions publish = publish_options(path, options.store);
   agree_on_errors(comm, [&] {
-    if (publish.kind != storage::Kind::zarr) {
-      throw StorageError(path, "rechunk_store across ranks writes zarr stores only, not .npy files");
-    }
+    require_zarr_across("rechunk_store", path, publish);
     chunk_shape = regular_chunk_shape(target);
-    const auto limit = static_cast<int64_t>(options.store.compute.memory_limit);
     e.plan = plan_exchange(x.chunks().sizes(), target.sizes(), static_cast<int64_t>(x.dtype().itemsize()),
-                           {.ranks = comm.size(), .max_mem = exchange_budget(limit > 0 ? limit : kDefaultMaxMem),
-                            .workers = e.workers()});
+                           exchange_options(options.store.compute.memory_limit, comm.size(), e.workers()));
     if (comm.rank() == 0) storage::check_target(path, publish);
   });
   e.maps = old_to_new(x.chunks().sizes(), target.sizes());
   e.old_strides = grid_strides(x.chunks().numblocks());
   e.new_strides = grid_strides(target.numblocks());
   e.token = unique_token();
-  if (comm.rank() != 0) {
-    write_all(e, "", chunk_shape);
-    agree_on_errors(comm, [] {});  // rank 0's publishing
-    return {target, false};
-  }
-  bool started = false, written = false;
-  std::exception_ptr failure;
-  try {
-    storage::publish(path, publish, [&](const std::string& tmp) {
-      started = true;
-      write_all(e, tmp, chunk_shape);
-      written = true;
-    });
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (!started) {
-    // publish failed before writing: the other ranks wait for the temporary's path.
-    std::string why = "cannot start the store";
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception& err) {
-      why = err.what();
-    }
-    (void)allgather_strings(comm, "error:" + why);
-    throw Error(absl::StrCat("rank 0 of ", comm.size(), ": ", why));
-  }
-  if (!written) std::rethrow_exception(failure);  // an error every rank has agreed on already
-  agree_on_errors(comm, [&] {
-    if (failure) std::rethrow_exception(failure);
-  });
+  storage::publish_across(
+      comm, path, publish,
+      [&](const std::string& tmp) {
+        (void)zarr::create(tmp, x.dtype(), x.shape(), chunk_shape, Scalar(0), options.store.zarr);
+      },
+      [&](const std::string& tmp) { write_all(e, tmp); });
   return {target, false};
 }
 

@@ -22,6 +22,14 @@
 // sharded v3 store's shards are the Array's blocks, cut into
 // `zarr.inner_chunks`.
 //
+// Across ranks (`compute.communicator`, tessera/scheduler/options.hpp), every
+// rank calls store with the same arguments: rank 0 makes the temporary store,
+// each rank writes the chunks of the blocks it runs, and rank 0 publishes the
+// store only after every rank has written its part. A task that fails on any
+// rank is the same TaskError on every rank ("... failed: on rank 3: ..."):
+// nothing is published, and rank 0 removes the temporary once every rank has
+// stopped writing. Zarr targets only (StorageError for a .npy path).
+//
 // @code
 //   namespace ta = tessera::array;
 //   ta::store(ta::random({1 << 20}, 1 << 16), "r.npy");

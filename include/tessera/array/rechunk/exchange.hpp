@@ -30,9 +30,13 @@
 // Thread-safe: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
+#include "tessera/array/core/chunks.hpp"
+#include "tessera/array/core/dtype.hpp"
 #include "tessera/array/rechunk/plan.hpp"
 
 namespace tessera::array {
@@ -95,6 +99,24 @@ struct ExchangePlan {
 //! is for what the plan does not count: the program and its libraries, the
 //! scheduler's bookkeeping, the pages of input chunks mapped while read.
 inline int64_t exchange_budget(int64_t max_mem) { return max_mem - max_mem / 8; }
+
+//! The options rechunk_store plans its exchange under for a run whose
+//! memory_limit is `memory_limit` (0: 1 GiB), on `ranks` ranks of `workers`
+//! threads: exchange_budget of the limit.
+inline ExchangeOptions exchange_options(size_t memory_limit, int ranks, int workers) {
+  const int64_t limit = memory_limit > 0 ? static_cast<int64_t>(memory_limit) : int64_t{1} << 30;
+  return {.ranks = ranks, .max_mem = exchange_budget(limit), .workers = workers};
+}
+
+//! Prints `plan` (from `from` to `to` chunks of `dtype`, planned under
+//! `options`) as `tessera rechunk --dry-run` does: the blocks, one line per
+//! round (up to `max_rounds`, then a count), and the totals: bytes each rank
+//! sends and receives at most, and its peak memory.
+//! @code
+//!   tessera::array::print_exchange_plan(stdout, from, to, dtype, options, tessera::array::plan_exchange(...));
+//! @endcode
+void print_exchange_plan(std::FILE* out, const Chunks& from, const Chunks& to, DType dtype,
+                         const ExchangeOptions& options, const ExchangePlan& plan, size_t max_rounds = 12);
 
 //! The owner of the block with flat (C-order) index `flat` among `ranks` ranks.
 inline int block_owner(int64_t flat, int ranks) { return static_cast<int>(flat % ranks); }

@@ -153,7 +153,7 @@ struct RechunkStoreOptions {
   //! under exchange_budget(`store.compute.memory_limit`) (1 GiB when 0), with
   //! `store.compute.num_workers` threads; `method` and `rechunk` do not apply.
   //! An error on any rank is an Error on every rank naming the rank, and
-  //! nothing is published.
+  //! nothing is published. A communicator in `store.compute` does the same.
   std::shared_ptr<Communicator> communicator = nullptr;
 };
 
