@@ -56,10 +56,22 @@ class KeyIndex {
  public:
   KeyIndex() = default;
   explicit KeyIndex(std::span<const int64_t> v) : size_(v.size()) {
-    int64_t* d = on_heap() ? (s_.heap = new int64_t[size_]) : s_.words;
-    std::copy(v.begin(), v.end(), d);
+    if (on_heap()) {
+      s_.heap = copy_to_heap(v);
+      return;
+    }
+    // Inline words one by one: std::copy would call memmove for every key.
+    switch (size_) {
+      case 3: s_.words[2] = v[2]; [[fallthrough]];
+      case 2: s_.words[1] = v[1]; [[fallthrough]];
+      case 1: s_.words[0] = v[0]; [[fallthrough]];
+      default: break;
+    }
   }
-  KeyIndex(const KeyIndex& other) : KeyIndex(other.span()) {}
+  //! Inline indices are copied as the whole union, with no call.
+  KeyIndex(const KeyIndex& other) : size_(other.size_), s_(other.s_) {
+    if (on_heap()) s_.heap = copy_to_heap(other.span());
+  }
   KeyIndex(KeyIndex&& other) noexcept : size_(other.size_), s_(other.s_) { other.size_ = 0; }
   KeyIndex& operator=(const KeyIndex& other) {
     if (this != &other) *this = KeyIndex(other);
@@ -81,12 +93,23 @@ class KeyIndex {
   const int64_t* end() const { return data() + size_; }
   std::span<const int64_t> span() const { return {data(), size_}; }
   friend bool operator==(const KeyIndex& a, const KeyIndex& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    if (a.size_ != b.size_) return false;
+    // A loop, not std::equal: that calls memcmp, dearer than a key's few words.
+    const int64_t *x = a.data(), *y = b.data();
+    for (size_t i = 0; i < a.size_; ++i) {
+      if (x[i] != y[i]) return false;
+    }
+    return true;
   }
 
  private:
   static constexpr size_t kInline = 3;
   bool on_heap() const { return size_ > kInline; }
+  static int64_t* copy_to_heap(std::span<const int64_t> v) {
+    auto* d = new int64_t[v.size()];
+    std::copy(v.begin(), v.end(), d);
+    return d;
+  }
   union Storage {  // trivially copyable: a move copies it whole
     int64_t words[kInline];
     int64_t* heap;
