@@ -138,7 +138,7 @@ def get(
         dask.distributed's worker ``memory_limit``: what it holds at the start (the
         interpreter, its modules, the caller's data) counts against it, and the
         results get the rest, with room kept for each running task's result and
-        working memory (twice the largest result so far). Results are sized by
+        working memory (three times the largest result so far). Results are sized by
         ``dask.sizeof``; a numpy view of a buffer more than twice its size is held
         as a copy, a larger view counts its buffer. Above the limit results spill
         to ``spill_dir`` (default $TMPDIR) by pickle protocol 5 and come back

@@ -149,8 +149,8 @@ struct GetOptions {
   double memory_pause = 0.8;
   //! Under the budget, the room kept for each running task while another runs,
   //! in multiples of the largest result so far: 1 keeps room for its result;
-  //! 2 also for working memory as large (tessera.get: numpy's temporaries, as in
-  //! `(x - m) / s`). At least 1 (get throws Error otherwise).
+  //! 3 also for working memory twice as large (tessera.get: numpy's temporaries,
+  //! as in `(x - m) / s`). At least 1 (get throws Error otherwise).
   double task_footprint = 1.0;
   //! Where spilled results go: a folder `tessera-spill-*` made inside it and
   //! removed at the end of the run (also on error and cancellation). Empty:
