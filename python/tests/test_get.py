@@ -167,13 +167,20 @@ def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path, callback):
         m = (n - 1) / 2
         print(got == float(sum(abs(i - m) * size for i in range(n))), peak - base, limit)
     """
+    _check_within_limit(code, tmp_path, "MiB above the start")
+
+
+def _check_within_limit(code, scratch, what):
+    """Runs `code`, which prints: whether its result was right, the bytes it
+    measured, and its memory limit; checks them (bytes <= limit + 10% + 100 MiB)
+    and that the scratch folder is empty."""
     p = _python(code, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err.decode()
-    equal, grown, limit = out.split()
+    equal, measured, limit = out.split()
     assert equal == b"True"
-    assert int(grown) <= int(limit) * 1.1 + (100 << 20), (int(grown) >> 20, "MiB above the start")
-    assert os.listdir(tmp_path) == []
+    assert int(measured) <= int(limit) * 1.1 + (100 << 20), (int(measured) >> 20, what)
+    assert os.listdir(scratch) == []
 
 
 def test_memory_limit_counts_what_views_keep_alive(tmp_path):
@@ -194,13 +201,7 @@ def test_memory_limit_counts_what_views_keep_alive(tmp_path):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(got == float(sum(i * size // 8 for i in range(n))), peak, limit)
     """
-    p = _python(code, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = p.communicate(timeout=300)
-    assert p.returncode == 0, err.decode()
-    equal, peak, limit = out.split()
-    assert equal == b"True"
-    assert int(peak) <= int(limit) * 1.1 + (100 << 20), (int(peak) >> 20, "MiB peak RSS")
-    assert os.listdir(tmp_path) == []
+    _check_within_limit(code, tmp_path, "MiB peak RSS")
 
 
 def test_key_indices_equal_as_dict_keys_are_one_key():
