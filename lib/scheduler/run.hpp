@@ -43,7 +43,8 @@ struct Failure {
 
 //! Hands the memory oneTBB's allocator and glibc's malloc keep cached for reuse
 //! back to the system (under the budget, after a task or a spill freed results).
-void return_cached_memory();
+//! `freed`: the bytes of the results just freed.
+void return_cached_memory(size_t freed);
 
 class Run final : public RunState {
  public:

@@ -39,8 +39,9 @@ int64_t since_ns(std::chrono::steady_clock::time_point t0) {
 // 160 MiB of a (x + x.T).sum() run under a 423 MiB limit).
 // Returned after each spill that freed a value, and after each task under the
 // budget (its released inputs); tasks that hold memory worth budgeting take far
-// longer than the calls.
-void return_cached_memory() {
+// longer than the calls. malloc_trim walks every arena (~125 us on a heap of a
+// few thousand numpy blocks), so it runs only once `freed` is a megabyte or more.
+void return_cached_memory(size_t freed) {
   // oneTBB 2021.8 dereferences its unset pool when asked to clean before its
   // first allocation (sanitized builds, or a run without large blocks): one
   // allocation first sets it up.
@@ -50,7 +51,7 @@ void return_cached_memory() {
   }();
   if (ready) ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
 #if defined(__GLIBC__)
-  ::malloc_trim(0);
+  if (freed >= (size_t{1} << 20)) ::malloc_trim(0);
 #endif
 }
 
@@ -465,6 +466,7 @@ bool Run::do_io(Worker& w, bool counted) {
 void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_t written,
                        std::chrono::steady_clock::time_point t0) {
   Value dropped;
+  size_t freed = 0;
   bool released = false;
   {
     std::lock_guard lk(lock_);
@@ -483,6 +485,7 @@ void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_
       } else {
         dropped = std::move(values_[d]);
         values_[d] = Value();
+        freed = bytes_[d];
         node_state_[d] = kSpilled;
         held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes_[d], std::memory_order_relaxed);
       }
@@ -491,9 +494,9 @@ void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_
   }
   if (released) store_->drop(file);
   value = Value();
-  const bool freed = dropped.has_value();
+  const bool dropping = dropped.has_value();
   dropped = Value();
-  if (freed) return_cached_memory();
+  if (dropping) return_cached_memory(freed);
   spill_ns_.fetch_add(since_ns(t0), std::memory_order_relaxed);
   if (file >= 0 && !released) spill_event(SpillEvent::Kind::spill, d, w.id, t0);
 }
