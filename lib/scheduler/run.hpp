@@ -41,9 +41,10 @@ struct Failure {
   std::exception_ptr error;
 };
 
-//! Hands the memory oneTBB's allocator keeps cached for reuse back to the
-//! system (under the budget, after a task or a spill freed results).
-void return_cached_memory();
+//! Hands the memory oneTBB's allocator and glibc's malloc keep cached for reuse
+//! back to the system (under the budget, after a task or a spill freed results).
+//! `freed`: the bytes of the results just freed.
+void return_cached_memory(size_t freed);
 
 class Run final : public RunState {
  public:
@@ -181,6 +182,7 @@ class Run final : public RunState {
   int choose_tier();
   bool admit_locked(uint32_t task, int tier, Io& io);
   bool make_room_locked(size_t need, Io& io);
+  size_t task_footprint() const;
   uint32_t next_reader(uint32_t node);
   void offer_locked(uint32_t node);
   bool do_io(Worker& w, bool counted);

@@ -169,10 +169,14 @@ PyObject* evaluate(const Expr& e, const Deps& deps, PyObject* const* locals) {
 
 // Wraps a task's result as the run's policy says.
 Value hold_result(PyObject* r, const ResultPolicy& policy) {
-  if (!policy.sizeof_fn || policy.sizeof_fn.is_none()) return Value::make<PyValue>(r, size_t{0});
+  if (!policy.hold_fn || policy.hold_fn.is_none()) return Value::make<PyValue>(r, size_t{0});
   size_t bytes = 0;
   try {
-    bytes = policy.sizeof_fn(py::handle(r)).cast<size_t>();
+    const py::tuple held = policy.hold_fn(py::handle(r));
+    bytes = held[1].cast<size_t>();
+    py::object kept = held[0];
+    Py_DECREF(r);
+    r = kept.release().ptr();
   } catch (...) {
     Py_DECREF(r);
     throw;

@@ -31,10 +31,13 @@
 
 namespace tessera::python {
 
-//! How the results of a run are held: their size (dask.sizeof.sizeof when a memory
-//! limit is set, else nothing is measured) and whether large ones may spill.
+//! How the results of a run are held: their size (when a memory limit is set,
+//! else nothing is measured) and whether large ones may spill.
 struct ResultPolicy {
-  pybind11::object sizeof_fn;     //!< None: results count 0 bytes
+  //! None: results count 0 bytes. Else called with each result, it returns the
+  //! object to hold (the result, or a compact copy of a numpy view) and its bytes
+  //! (tessera/_get.py's _held).
+  pybind11::object hold_fn;
   size_t spill_threshold = 65536;  //!< results at least this large get a Spillable form
 };
 

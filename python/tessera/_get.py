@@ -38,9 +38,12 @@ class _State:
     dask's callbacks (pretask/posttask run one at a time, under tessera's lock).
 
     tessera runs only what the request needs and resolves aliases without
-    running them, so the state holds the culled graph's tasks."""
+    running them, so the state holds the culled graph's tasks. Under a memory
+    limit ``state["cache"]`` keeps no results (``keep_results``: False): it would
+    hold every result the scheduler spills until its last reader ran (dask's own
+    callbacks read the result posttask is given, never that cache)."""
 
-    def __init__(self, dsk, keys, cache, callbacks):
+    def __init__(self, dsk, keys, cache, callbacks, keep_results=True):
         from dask.local import start_state_from_dask
 
         needed = _tessera._cull_dependencies(dsk, keys)
@@ -50,6 +53,7 @@ class _State:
         self.state = start_state_from_dask(culled, cache=dict(cache or {}), sortkey=self.sortkey)
         self.dsk = dsk
         self.results = set(_flatten(keys))
+        self.keep_results = keep_results
         self.pretask_cbs = [cb[2] for cb in callbacks if cb[2]]
         self.posttask_cbs = [cb[3] for cb in callbacks if cb[3]]
 
@@ -69,7 +73,8 @@ class _State:
 
     def posttask(self, key, result, worker):
         st = self.state
-        st["cache"][key] = result
+        if self.keep_results:
+            st["cache"][key] = result
         waiting = st["waiting"]
         for dep in sorted(st["dependents"].get(key, ()), key=self.sortkey, reverse=True):
             s = waiting.get(dep)
@@ -129,10 +134,16 @@ def get(
     keys : a key, or (nested) lists of keys; the result has their shape (tuples)
     num_workers : threads, the caller's included (default: dask's ``num_workers``
         setting, else every core)
-    memory_limit : bytes (int or "2GiB") the results may hold at once; above it
-        results spill to ``spill_dir`` (default $TMPDIR) by pickle protocol 5 and
-        come back before their reader; ``tessera.MemoryLimitError`` names the task
-        when the limit cannot be kept
+    memory_limit : bytes (int or "2GiB") the process may hold during the run, as
+        dask.distributed's worker ``memory_limit``: what it holds at the start (the
+        interpreter, its modules, the caller's data) counts against it, and the
+        results get the rest, with room kept for each running task's result and
+        working memory (three times the largest result so far). Results are sized by
+        ``dask.sizeof``; a numpy view of a buffer more than twice its size is held
+        as a copy, a larger view counts its buffer. Above the limit results spill
+        to ``spill_dir`` (default $TMPDIR) by pickle protocol 5 and come back
+        before their reader; ``tessera.MemoryLimitError`` names the task when the
+        limit cannot be kept, and says so when the process holds the limit already
     callbacks : dask callbacks (tuples or ``dask.callbacks.Callback``); default:
         those registered globally (``Callback.active``)
     cache : dict of values to use instead of computing their keys
@@ -154,6 +165,7 @@ def get(
         from dask.utils import parse_bytes
 
         memory_limit = parse_bytes(memory_limit)
+    results_limit = _results_limit(int(memory_limit)) if memory_limit else 0
     if rerun_exceptions_locally is None:
         rerun_exceptions_locally = dask.config.get("rerun_exceptions_locally", False)
     if cache is None:
@@ -183,7 +195,7 @@ def get(
                 started.append(cb)
             hooks = None
             if any(cb[1] or cb[2] or cb[3] for cb in cbs):
-                hooks = _State(dsk, keys, cache, cbs)
+                hooks = _State(dsk, keys, cache, cbs, keep_results=not memory_limit)
                 state = hooks.state
                 for cb in cbs:
                     if cb[1]:
@@ -192,7 +204,7 @@ def get(
                 dsk,
                 keys,
                 int(num_workers),
-                int(memory_limit or 0),
+                results_limit,
                 str(spill_dir or ""),
                 cache if isinstance(cache, dict) else (dict(cache) if cache is not None else None),
                 hooks,
@@ -202,7 +214,7 @@ def get(
                 str(trace or ""),
                 str(report or ""),
                 " ".join(sys.argv) or "python",
-                _sizeof() if memory_limit else None,
+                _held() if memory_limit else None,
             )
             succeeded = True
         finally:
@@ -212,10 +224,72 @@ def get(
     return result
 
 
-def _sizeof():
+def _resident_bytes():
+    """The process's resident memory now (Linux: /proc/self/statm), else 0."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _results_limit(memory_limit):
+    """The bytes a run's results may hold under ``memory_limit``, which bounds the
+    process: what it holds when the run starts (the interpreter, its modules, the
+    graph, the caller's data) counts against the limit, the results get the rest."""
+    start = _resident_bytes()
+    if memory_limit <= start:
+        raise _tessera.MemoryLimitError(
+            f"memory_limit of {memory_limit / 2**20:.1f} MiB is no more than the {start / 2**20:.1f} MiB the process "
+            f"holds at the start of the run: expected a limit above that, which leaves the results room")
+    return memory_limit - start
+
+
+def _held():
+    """What a run under a memory limit holds of each result, and its bytes: called by
+    the scheduler with every result, it returns ``(object, nbytes)``.
+
+    The size is ``dask.sizeof.sizeof``, except for a numpy view, which keeps its
+    base's whole buffer alive however small it is itself (a ``[::8]`` of a 32 MiB
+    block holds 32 MiB): a view of a buffer more than twice its size (64 KiB or more)
+    is held as a compact copy, as ``dask.array.chunk.getitem`` does for the same
+    reason, so the base goes once its own readers are done (the copy costs the view's
+    bytes once); a larger view (a transpose, ``x[:, 1:]``) counts its buffer's bytes.
+    """
     from dask.sizeof import sizeof
 
-    return sizeof
+    def held(result):
+        nbytes = sizeof(result)
+        np = sys.modules.get("numpy")  # no numpy imported: no numpy results either
+        if np is None or not isinstance(result, np.ndarray) or result.base is None:
+            return result, nbytes
+        kept = _buffer_bytes(result, np)
+        if kept >= _COMPACT_FROM and kept > 2 * result.nbytes:
+            return result.copy(order="K"), result.nbytes
+        return result, max(nbytes, kept)
+
+    return held
+
+
+# Views of buffers smaller than this stay views (the smallest result that may spill).
+_COMPACT_FROM = 65536
+
+
+def _buffer_bytes(view, np):
+    """The bytes of the buffer a numpy view keeps alive: its root array's, or the
+    buffer under that (``np.frombuffer`` of bytes, a mapped file), whichever is larger."""
+    root = view
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    kept = root.nbytes
+    if root.base is not None:
+        try:
+            kept = max(kept, memoryview(root.base).nbytes)
+        except TypeError:  # a base without the buffer protocol: the array's bytes
+            pass
+    return kept
 
 
 def order(dsk):

@@ -60,10 +60,23 @@ def test_nesting_past_the_limit_is_refused():
         tessera.get({"deep": task}, "deep")
 
 
+def _resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def test_memory_limit_error_names_the_task():
     dsk = {"big": (np.ones, 4 << 20)}  # 32 MiB
     with pytest.raises(tessera.MemoryLimitError, match="big"):
-        tessera.get(dsk, "big", memory_limit="8MiB")
+        tessera.get(dsk, "big", memory_limit=_resident() + (8 << 20))
+
+
+def test_memory_limit_below_the_process_at_the_start_is_an_error():
+    # The limit bounds the process: what it holds at the start counts against it.
+    start = _resident()
+    with pytest.raises(tessera.MemoryLimitError,
+                       match=r"memory_limit of 8\.0 MiB is no more than the [0-9.]+ MiB the process holds at the start"):
+        tessera.get({"a": (operator.add, 1, 2)}, "a", memory_limit="8MiB")
+    assert start > 8 << 20
 
 
 def test_keys_of_any_hashable_kind():
@@ -109,7 +122,8 @@ def test_ctrl_c_cancels_the_run_and_removes_scratch(tmp_path):
         for i in range(1, 2000):
             dsk[("s", i)] = (step, ("s", i - 1), i)
         dsk["all"] = (sum, [(lambda a: a[0], ("s", i)) for i in range(2000)])
-        tessera.get(dsk, ["all", [("s", i) for i in range(0, 2000, 10)]], memory_limit="16MiB", spill_dir={str(tmp_path)!r})
+        limit = int(open("/proc/self/statm").read().split()[1]) * 4096 + (32 << 20)  # the results get ~24 MiB
+        tessera.get(dsk, ["all", [("s", i) for i in range(0, 2000, 10)]], memory_limit=limit, spill_dir={str(tmp_path)!r})
         print("finished")
     """
     p = _python(code, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -125,12 +139,17 @@ def test_ctrl_c_cancels_the_run_and_removes_scratch(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path):
+@pytest.mark.parametrize("callback", [False, True])
+def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path, callback):
     # 32 blocks of 16 MiB read twice: by a mean over all of them, then each with
     # that mean. Without a limit every block is held between the two passes
-    # (512 MiB, 4x the limit); with it they spill and come back.
+    # (512 MiB, 4x the limit); with it they spill and come back. With a dask
+    # callback too: its state must not keep the results the run spilled.
     code = f"""
         import resource, numpy as np, tessera
+        from dask.callbacks import Callback
+        if {callback}:
+            Callback(posttask=lambda *a: None).register()
         n, size, limit = 32, 2 << 20, 128 << 20
         def rss():
             return int(open("/proc/self/statm").read().split()[1]) * 4096
@@ -148,13 +167,41 @@ def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path):
         m = (n - 1) / 2
         print(got == float(sum(abs(i - m) * size for i in range(n))), peak - base, limit)
     """
+    _check_within_limit(code, tmp_path, "MiB above the start")
+
+
+def _check_within_limit(code, scratch, what):
+    """Runs `code`, which prints: whether its result was right, the bytes it
+    measured, and its memory limit; checks them (bytes <= limit + 10% + 100 MiB)
+    and that the scratch folder is empty."""
     p = _python(code, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err.decode()
-    equal, grown, limit = out.split()
+    equal, measured, limit = out.split()
     assert equal == b"True"
-    assert int(grown) <= int(limit) * 1.1 + (100 << 20), (int(grown) >> 20, "MiB above the start")
-    assert os.listdir(tmp_path) == []
+    assert int(measured) <= int(limit) * 1.1 + (100 << 20), (int(measured) >> 20, what)
+    assert os.listdir(scratch) == []
+
+
+def test_memory_limit_counts_what_views_keep_alive(tmp_path):
+    # Each task returns x[::8] of a 32 MiB block: a 4 MiB view that keeps the
+    # whole block alive. The last task reads all 32 views at once: dask.sizeof
+    # counts them at 128 MiB, under the limit, while they keep 1 GiB (4x the
+    # limit) alive. The whole process's peak RSS must stay within the limit
+    # (+10% + 100 MiB), the result equal.
+    code = f"""
+        import resource, numpy as np, tessera
+        n, size, limit = 32, 4 << 20, 256 << 20
+        dsk = {{}}
+        for i in range(n):
+            dsk[("a", i)] = (np.full, size, float(i))
+            dsk[("v", i)] = (lambda a: a[::8], ("a", i))
+        dsk["total"] = (lambda *vs: sum(float(v.sum()) for v in vs), *[("v", i) for i in range(n)])
+        got = tessera.get(dsk, "total", memory_limit=limit, spill_dir={str(tmp_path)!r}, num_workers=2)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(got == float(sum(i * size // 8 for i in range(n))), peak, limit)
+    """
+    _check_within_limit(code, tmp_path, "MiB peak RSS")
 
 
 def test_key_indices_equal_as_dict_keys_are_one_key():

@@ -391,4 +391,13 @@ TEST_CASE("the budget's fractions are checked: 0 < memory_target <= memory_pause
   CHECK(get_sync(g, "a", {.memory_limit = 1 << 20, .memory_target = 1.0, .memory_pause = 1.0}).as<int>() == 1);
 }
 
+TEST_CASE("the room per running task is checked: task_footprint >= 1") {
+  Graph g;
+  g.task("a", fn("one", [] { return 1; }));
+  CHECK_THROWS_WITH_AS(get(g, "a", {.memory_limit = 1 << 20, .task_footprint = 0.5}),
+                       "GetOptions: expected task_footprint >= 1 (a running task holds its result at least), found 0.5",
+                       Error);
+  CHECK(get(g, "a", {.num_workers = 2, .memory_limit = 1 << 20, .task_footprint = 2}).as<int>() == 1);
+}
+
 }  // namespace budget_test
