@@ -429,8 +429,14 @@ class Exchange {
       try {
         to_wire(value, w);
       } catch (...) {
-        // A result without a wire form: the local run stops with this error,
-        // which the loop then reports to the peers as this rank's failure.
+        // A result without a wire form: this rank's failure, told to the peers
+        // now (the local run may have ended already: a requested result goes
+        // after its task, and rank 0 would wait for it), and the local run stops.
+        if (!failure_) {
+          failure_ = std::current_exception();
+          own_failure_ = true;
+          send_to_peers(kError, encode_error(describe(failure_, comm_.rank())));
+        }
         inbox_.fail(std::current_exception());
         continue;
       }

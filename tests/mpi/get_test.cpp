@@ -243,3 +243,29 @@ TEST_CASE("MPI get: a task that throws on the last rank stops every rank, each n
       "task ('x', " + std::to_string(n - 1) + ") (boom) failed: on rank " + std::to_string(n - 1) + ": kaboom";
   CHECK_THROWS_WITH_AS(mpi::get(g, Keys(keys), {.num_workers = 2}), message.c_str(), TaskError);
 }
+
+// A result of a type without a wire form cannot reach the rank that reads it:
+// its rank fails, and every other rank hears of it instead of waiting.
+//   ("p", 0) (rank 0, no wire form) --> ("q", i) on every rank
+TEST_CASE("MPI get: a result that cannot travel stops every rank, naming its type") {
+  struct NoWire {
+    int v = 1;
+  };
+  const int n = mpi::world_size();
+  Graph g;
+  g.task(Key("p", {0}), [] { return NoWire{}; });
+  std::vector<Keys> keys;
+  for (int64_t i = 0; i < n; ++i) {
+    g.task(Key("q", {i}), [i](const NoWire& p, int64_t j) { return uint64_t(p.v + i + j); }, ref(Key("p", {0})), i);
+    keys.emplace_back(Key("q", {i}));
+  }
+  CHECK_THROWS_WITH_AS(mpi::get(g, Keys(keys), {.num_workers = 2}), doctest::Contains("no wire form"), Error);
+  // A requested result of the last rank's, on its way to rank 0.
+  Graph h;
+  std::vector<Keys> wanted;
+  for (int64_t i = 0; i < n; ++i) {
+    h.task(Key("r", {i}), [] { return NoWire{}; });
+    wanted.emplace_back(Key("r", {i}));
+  }
+  CHECK_THROWS_WITH_AS(mpi::get(h, Keys(wanted), {.num_workers = 2}), doctest::Contains("no wire form"), Error);
+}

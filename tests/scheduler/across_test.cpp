@@ -277,6 +277,14 @@ TEST_CASE("across thread ranks: a result that cannot travel stops every rank, na
                        Error);
   CHECK_THROWS_WITH_AS(std::rethrow_exception(runs[1].error), doctest::Contains("on rank 0: cannot send a value of type"),
                        Error);
+  // A requested result of rank 1's, on its way to rank 0 after rank 1's run ended.
+  Graph h;
+  h.task(Key("r", {0}), [] { return uint64_t{1}; });
+  h.task(Key("r", {1}), [] { return NoWire{}; });
+  const auto sent = get_on_ranks(2, h, Keys({Key("r", {0}), Key("r", {1})}), {.num_workers = 2});
+  REQUIRE(sent[0].error != nullptr);
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(sent[0].error), doctest::Contains("on rank 1: cannot send a value of type"),
+                       Error);
 }
 
 TEST_CASE("across thread ranks: a run across ranks refuses an inbox of the caller's") {
