@@ -73,6 +73,49 @@ struct Routes {
   absl::flat_hash_map<Key, Route> out;       // own results other ranks need, by key
 };
 
+// The Plan's shape as a number every process computes alike (FNV-1a over each
+// task's key and the ids it reads; absl::Hash is seeded per process): ranks that
+// built other graphs, such as array names or delayed keys made per process,
+// differ here.
+uint64_t fingerprint(const Plan& plan) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  for (uint32_t t = 0; t < plan.size(); ++t) {
+    const Key& k = plan.key(t);
+    const std::string_view name = k.name();
+    const auto index = k.index();
+    const uint64_t sizes[2] = {name.size(), index.size()};
+    mix(sizes, sizeof sizes);
+    mix(name.data(), name.size());
+    mix(index.data(), index.size_bytes());
+    if (t < plan.num_tasks()) {
+      const auto deps = plan.dependencies(t);
+      const uint64_t n = deps.size();
+      mix(&n, sizeof n);
+      mix(deps.data(), deps.size_bytes());
+    }
+  }
+  return h;
+}
+
+// Collective: throws ValueError on every rank when a rank's Plan differs from
+// rank 0's.
+void check_same_plan(const Plan& plan, Communicator& comm) {
+  const std::vector<int64_t> prints = comm.allgather(static_cast<int64_t>(fingerprint(plan)));
+  const std::vector<int64_t> sizes = comm.allgather(static_cast<int64_t>(plan.size()));
+  for (int r = 1; r < comm.size(); ++r) {
+    if (prints[static_cast<size_t>(r)] == prints[0]) continue;
+    throw ValueError(absl::StrCat(
+        "get across ranks: expected every rank to build rank 0's graph, found another on rank ", r, " (",
+        sizes[static_cast<size_t>(r)], " nodes against rank 0's ", sizes[0],
+        "): every rank must call get with the same graph and keys; array names and delayed keys made "
+        "per process differ between ranks (docs/mpi-graphs.md)"));
+  }
+}
+
 Routes route(const Plan& plan, int rank, int size, bool result_on_every_rank) {
   const std::vector<int> owner = place(plan, size);
   Routes r;
@@ -527,6 +570,7 @@ Result shape_like(const Keys& keys, const std::vector<Value>& values, size_t& ne
 Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   Communicator& comm = *options.communicator;
   if (options.inbox) throw ValueError("get: a run across ranks (communicator) makes its own inbox; found one in GetOptions::inbox");
+  check_same_plan(plan, comm);
   Routes routes = route(plan, comm.rank(), comm.size(), options.result_on_every_rank);
   auto inbox = std::make_shared<Inbox>(routes.inbox);
   const Plan local_plan(plan.graph(), Keys(routes.request), cached_values(plan), routes.inbox);

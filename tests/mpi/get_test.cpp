@@ -269,3 +269,20 @@ TEST_CASE("MPI get: a result that cannot travel stops every rank, naming its typ
   }
   CHECK_THROWS_WITH_AS(mpi::get(h, Keys(wanted), {.num_workers = 2}), doctest::Contains("no wire form"), Error);
 }
+
+// The last rank names its blocks otherwise (as per-process array tokens or
+// delayed keys would): every rank refuses the run before any task, naming it.
+TEST_CASE("MPI get: a rank that built another graph than rank 0's stops every rank, naming it") {
+  const int n = mpi::world_size();
+  const std::string name = mpi::world_rank() == n - 1 ? "x-other" : "x";
+  Graph g;
+  std::vector<Keys> keys;
+  for (int64_t i = 0; i < n; ++i) {
+    g.task(Key(name, {i}), [i] { return uint64_t(i); });
+    g.task(Key("y", {i}), [](uint64_t x) { return x + 1; }, ref(Key(name, {i})));
+    keys.emplace_back(Key("y", {i}));
+  }
+  const std::string message =
+      "expected every rank to build rank 0's graph, found another on rank " + std::to_string(n - 1);
+  CHECK_THROWS_WITH_AS(mpi::get(g, Keys(keys), {.num_workers = 2}), doctest::Contains(message.c_str()), ValueError);
+}

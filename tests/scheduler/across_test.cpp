@@ -34,8 +34,9 @@ struct RankRun {
   RunStats stats;
 };
 
-// Calls get(plan-of-g, keys) on `n` thread ranks at once, each with `base` plus its communicator.
-std::vector<RankRun> get_on_ranks(int n, const Graph& g, const Keys& keys, const GetOptions& base) {
+// Calls get(graph_of(r), keys) on `n` thread ranks r at once, each with `base` plus its communicator.
+std::vector<RankRun> get_on_ranks(int n, const std::function<const Graph&(int)>& graph_of, const Keys& keys,
+                                  const GetOptions& base) {
   const auto comms = thread_communicators(n);
   std::vector<RankRun> runs(static_cast<size_t>(n));
   std::vector<std::thread> threads;
@@ -46,7 +47,7 @@ std::vector<RankRun> get_on_ranks(int n, const Graph& g, const Keys& keys, const
       opts.communicator = comms[static_cast<size_t>(r)];
       opts.stats = &run.stats;
       try {
-        run.result = get(g, keys, opts);
+        run.result = get(graph_of(r), keys, opts);
       } catch (...) {
         run.error = std::current_exception();
       }
@@ -54,6 +55,11 @@ std::vector<RankRun> get_on_ranks(int n, const Graph& g, const Keys& keys, const
   }
   for (auto& t : threads) t.join();
   return runs;
+}
+
+// The same graph on every rank.
+std::vector<RankRun> get_on_ranks(int n, const Graph& g, const Keys& keys, const GetOptions& base) {
+  return get_on_ranks(n, [&g](int) -> const Graph& { return g; }, keys, base);
 }
 
 std::string what(const std::exception_ptr& e) {
@@ -285,6 +291,26 @@ TEST_CASE("across thread ranks: a result that cannot travel stops every rank, na
   REQUIRE(sent[0].error != nullptr);
   CHECK_THROWS_WITH_AS(std::rethrow_exception(sent[0].error), doctest::Contains("on rank 1: cannot send a value of type"),
                        Error);
+}
+
+// Rank 1 names its blocks otherwise (as per-process array tokens would): every
+// rank refuses the run before any task, naming the rank, instead of waiting for
+// results that rank 1 would never send.
+TEST_CASE("across thread ranks: a rank that built another graph than rank 0's stops every rank, naming it") {
+  Graph same, other;
+  for (Graph* g : {&same, &other}) {
+    const std::string name = g == &same ? "x" : "x-other";
+    for (int64_t i = 0; i < 4; ++i) g->task(Key(name, {i}), [i] { return uint64_t(i); });
+    g->task("total", [](uint64_t a, uint64_t b, uint64_t c, uint64_t d) { return a + b + c + d; },
+            ref(Key(name, {0})), ref(Key(name, {1})), ref(Key(name, {2})), ref(Key(name, {3})));
+  }
+  const auto runs = get_on_ranks(3, [&](int r) -> const Graph& { return r == 1 ? other : same; }, "total", {});
+  for (const RankRun& run : runs) {
+    REQUIRE(run.error != nullptr);
+    CHECK_THROWS_WITH_AS(std::rethrow_exception(run.error),
+                         doctest::Contains("expected every rank to build rank 0's graph, found another on rank 1"),
+                         ValueError);
+  }
 }
 
 TEST_CASE("across thread ranks: a run across ranks refuses an inbox of the caller's") {
