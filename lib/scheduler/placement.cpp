@@ -49,10 +49,10 @@ void split_grids(const Plan& plan, std::span<const uint32_t> blocks, int ranks, 
 void follow_inputs(const Plan& plan, int ranks, std::span<const uint32_t> grids,
                    std::span<const uint32_t> grid_sizes, std::vector<int>& owner) {
   const uint32_t n = plan.num_tasks();
-  std::vector<uint32_t> waiting(n, 0);
+  std::vector<uint32_t> waiting(n);
   std::deque<uint32_t> ready;
   for (uint32_t t = 0; t < n; ++t) {
-    for (uint32_t d : plan.dependencies(t)) waiting[t] += d < n ? 1 : 0;
+    waiting[t] = plan.num_waiting(t);
     if (waiting[t] == 0) ready.push_back(t);
   }
   absl::flat_hash_map<uint64_t, uint32_t> taken;  // (grid, rank) -> blocks that followed there
@@ -85,11 +85,10 @@ void follow_inputs(const Plan& plan, int ranks, std::span<const uint32_t> grids,
   }
 }
 
-// Whether block task t reads a block of its own name (a tree kept as one grid).
-bool reads_own_name(const Plan& plan, uint32_t t) {
-  const Key& k = plan.key(t);
+// Whether block task t reads a block of its own grid (a tree kept as one grid).
+bool reads_own_grid(const Plan& plan, std::span<const uint32_t> grids, uint32_t t) {
   for (uint32_t d : plan.dependencies(t)) {
-    if (d < plan.num_tasks() && !plan.key(d).index().empty() && plan.key(d).name() == k.name()) return true;
+    if (d < plan.num_tasks() && grids[d] == grids[t]) return true;
   }
   return false;
 }
@@ -119,7 +118,7 @@ std::vector<int> place(const Plan& plan, int ranks) {
   // their place in the whole grid unless they follow their inputs.
   std::vector<uint32_t> leaves;
   for (uint32_t t : blocks) {
-    if (!reads_own_name(plan, t)) leaves.push_back(t);
+    if (!reads_own_grid(plan, grids, t)) leaves.push_back(t);
   }
   if (leaves.size() < blocks.size()) split_grids(plan, leaves, ranks, owner);
   follow_inputs(plan, ranks, grids, grid_sizes, owner);
