@@ -350,11 +350,7 @@ class Exchange {
       }
       if (!told && done.load(std::memory_order_acquire)) {
         send_results();  // what the last tasks queued before the run ended
-        if (run_error && !failure_) {
-          failure_ = run_error;
-          own_failure_ = true;
-          send_to_peers(kError, encode_error(describe(run_error, comm_.rank())));
-        }
+        if (run_error && !failure_) fail_here(run_error);
         send_to_peers(kDone, {});
         told = true;
       }
@@ -453,6 +449,13 @@ class Exchange {
     return busy;
   }
 
+  // This rank's own failure: kept as the run's, and told to every peer.
+  void fail_here(std::exception_ptr error) {
+    failure_ = std::move(error);
+    own_failure_ = true;
+    send_to_peers(kError, encode_error(describe(failure_, comm_.rank())));
+  }
+
   // What the run holds and what waits in the inbox for it.
   size_t held_bytes() {
     std::lock_guard lock(state_mutex_);
@@ -475,11 +478,7 @@ class Exchange {
         // A result without a wire form: this rank's failure, told to the peers
         // now (the local run may have ended already: a requested result goes
         // after its task, and rank 0 would wait for it), and the local run stops.
-        if (!failure_) {
-          failure_ = std::current_exception();
-          own_failure_ = true;
-          send_to_peers(kError, encode_error(describe(failure_, comm_.rank())));
-        }
+        if (!failure_) fail_here(std::current_exception());
         inbox_.fail(std::current_exception());
         continue;
       }
