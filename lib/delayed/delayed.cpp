@@ -1,5 +1,7 @@
 #include "tessera/delayed/delayed.hpp"
 
+#include <dlfcn.h>
+
 #include <bit>
 #include <cstdint>
 #include <sstream>
@@ -78,6 +80,18 @@ std::optional<std::string> hash_part(uint64_t x) { return absl::StrCat("uint:", 
 // By bits, so 0.0 and -0.0 (different values to a function) differ, and NaN hashes.
 std::optional<std::string> hash_part(double x) {
   return absl::StrCat("double:", std::bit_cast<uint64_t>(x));
+}
+
+std::string function_pointer_identity(const void* f) {
+  Dl_info info{};
+  const auto address = reinterpret_cast<uintptr_t>(f);
+  // dladdr names the loaded file holding `f` and its base; a static program without the
+  // dynamic loader's tables has no ASLR to undo, so the address itself is stable there.
+  if (dladdr(f, &info) == 0 || info.dli_fbase == nullptr) return "fn@" + std::to_string(address);
+  const std::string file = info.dli_fname != nullptr ? info.dli_fname : "";
+  const size_t slash = file.rfind('/');
+  return "fn:" + file.substr(slash == std::string::npos ? 0 : slash + 1) + "+" +
+         std::to_string(address - reinterpret_cast<uintptr_t>(info.dli_fbase));
 }
 
 Key call_key(std::string_view function_name, const std::optional<std::string>& identity,

@@ -50,9 +50,10 @@ void check_blocks(const Result& r, const Result& expected) {
   for (size_t k = 0; k < r.size(); ++k) CHECK(same_block(r[k].as<ta::NDArray>(), expected[k].as<ta::NDArray>()));
 }
 
-// The pipeline's functions are capture-free lambdas: delayed names their calls
-// by the lambda's type, the same in every process of the program (a plain
-// function's identity includes its address, which differs between processes).
+// The pipeline's functions are capture-free lambdas, which delayed names by
+// their type, and plain functions (below), which it names by their offset in
+// the program: both the same in every process of the program, where a plain
+// function's address is not (ASLR).
 const auto pipeline_load = [](int64_t i) {
   std::vector<double> v(1000);
   for (size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(static_cast<double>(k + 1) * static_cast<double>(i + 3));
@@ -70,6 +71,17 @@ const auto pipeline_total = [](const std::vector<std::vector<double>>& parts) {
   }
   return s;
 };
+
+std::vector<double> plain_scaled(const std::vector<double>& v, double by) {
+  std::vector<double> out(v.size());
+  for (size_t k = 0; k < v.size(); ++k) out[k] = v[k] * by;
+  return out;
+}
+double plain_sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
 
 }  // namespace
 
@@ -170,6 +182,22 @@ TEST_CASE("MPI get: a delayed pipeline computed with the world communicator equa
   const double expected = total.compute();
   const double got = total.compute({.num_workers = 2, .communicator = mpi::world_communicator(), .result_on_every_rank = true});
   CHECK(std::memcmp(&got, &expected, sizeof got) == 0);
+}
+
+// Plain functions, by pointer and named with TESSERA_FN: their keys must be
+// the same on every rank, else the run stops at the check that every rank
+// built rank 0's graph.
+TEST_CASE("MPI get: delayed calls of plain functions have the same keys on every rank and compute across them") {
+  std::vector<Delayed<double>> sums;
+  for (int64_t i = 0; i < 8; ++i) {
+    const auto scaled = delayed(&plain_scaled)(delayed(pipeline_load)(i), 0.5 + static_cast<double>(i));
+    sums.push_back(delayed(TESSERA_FN(plain_sum))(scaled));
+  }
+  const GetOptions across{.num_workers = 2, .communicator = mpi::world_communicator(), .result_on_every_rank = true};
+  for (const auto& s : sums) {
+    const double expected = s.compute(), got = s.compute(across);
+    CHECK(std::memcmp(&got, &expected, sizeof got) == 0);
+  }
 }
 
 // The all-to-all step of across_graphs.hpp (blocks of 64 KiB) under a limit of

@@ -22,10 +22,12 @@
 //   tessera::visualize(c, "c.dot");                       // Graphviz dot
 // @endcode
 //
-// Function identity: a plain function by its address, a capture-free lambda or functor by
+// Function identity: a plain function by where it lies in its program (below), a capture-free lambda or functor by
 // its type, a named one (`TESSERA_FN`, `fn`) by its name and type; a callable with state
-// (captures) cannot be hashed, so its calls get unique keys. Tokens are deterministic
-// within one process (function addresses may move between runs).
+// (captures) cannot be hashed, so its calls get unique keys. A plain function counts by its
+// offset in the file that holds it, not its address, so the ranks of one MPI program give
+// a call the same key (tessera::mpi::get needs that); tokens of the other kinds are the
+// same in every process of one program too.
 //
 // Thread-safe: a Delayed is immutable; copies are cheap (shared state).
 // Arrays convert to and from lazy blocks in tessera/array/delayed.hpp (to_delayed,
@@ -164,6 +166,11 @@ std::optional<std::string> hash_part(const T& x) {
   }
 }
 
+//! A plain function's identity: its offset in the program or library that holds it and
+//! that file's name, the same in every process of one program (an address is not: ASLR
+//! loads the program at another address in each process, so MPI ranks would disagree).
+std::string function_pointer_identity(const void* f);
+
 //! The identity of callable F for tokens, or nullopt when it holds state.
 template <class F>
 std::optional<std::string> function_identity(const F& f) {
@@ -172,7 +179,7 @@ std::optional<std::string> function_identity(const F& f) {
     if (!inner) return std::nullopt;
     return f.name + "|" + *inner;
   } else if constexpr (std::is_pointer_v<F>) {
-    return hash_part(reinterpret_cast<uint64_t>(reinterpret_cast<const void*>(f))).value() + "|" + typeid(F).name();
+    return function_pointer_identity(reinterpret_cast<const void*>(f)) + "|" + typeid(F).name();
   } else if constexpr (std::is_empty_v<F>) {
     return std::string(typeid(F).name());
   } else {
