@@ -358,10 +358,11 @@ void Orderer::walk_critical_path(uint32_t target) {
   std::vector<uint32_t> missing, unknown, known;
   while (!path.empty()) {
     const uint32_t item = path.back();
-    path.pop_back();
-    if (done(item)) continue;
-    if (num_needed_[item]) {
-      path.push_back(item);
+    if (done(item)) {
+      path.pop_back();
+      continue;
+    }
+    if (num_needed_[item]) {  // stays on the path, under what it needs
       missing.clear();
       for (uint32_t d : og_.deps[item]) {
         if (!done(d)) missing.push_back(d);
@@ -378,6 +379,7 @@ void Orderer::walk_critical_path(uint32_t target) {
       }
       continue;
     }
+    path.pop_back();
     if (walked_back && runnable_.size() < path.size()) process_runnables();
     add_to_result(item);
   }
