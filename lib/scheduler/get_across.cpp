@@ -31,6 +31,7 @@
 // crashed), and the run stops with RankLostError naming it. The loop then
 // waits neither for that peer's "done" nor for sends it will never take.
 #include "across.hpp"
+#include "rank_error.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -158,137 +159,6 @@ Cache cached_values(const Plan& plan) {
     if (!plan.graph().node(plan.graph_id(id)).is_literal()) cache.emplace(plan.key(id), plan.known(id));
   }
   return cache;
-}
-
-// The failed task of another rank, as its kError message carries it.
-struct RemoteError {
-  enum Kind : uint8_t { kOther = 0, kTask = 1, kMemory = 2 };
-  int rank = -1;
-  Kind kind = kOther;  // kOther: `message` is the error's what()
-  std::string key_name, function, message;  // kMemory: `message` is the reason (memory_why)
-  std::vector<int64_t> key_index;
-  uint64_t needed = 0, limit = 0, held = 0;  // kMemory
-  std::vector<MemoryLimitError::Held> largest;  // kMemory
-};
-
-// The message's fields in their Spillable forms (tessera/graph/spill.hpp).
-void put_string(SpillWriter& w, std::string_view s) { Spillable<std::string>::serialize(std::string(s), w); }
-std::string get_string(SpillReader& r) { return Spillable<std::string>::deserialize(r); }
-using Indices = std::vector<int64_t>;  // a key's
-void put_key(SpillWriter& w, const Key& k) {
-  put_string(w, k.name());
-  Spillable<Indices>::serialize(Indices(k.index().begin(), k.index().end()), w);
-}
-Key get_key(SpillReader& r) {
-  std::string name = get_string(r);
-  return Key(name, Spillable<Indices>::deserialize(r));
-}
-
-// The reason in a MemoryLimitError's message ("to start, and nothing held can
-// spill"): what follows the bytes the task needs, up to the bytes held.
-std::string memory_why(const MemoryLimitError& e) {
-  const std::string what = e.what();
-  const std::string after = absl::StrCat(" (", e.needed(), ") ");
-  const size_t from = what.find(after);
-  if (from == std::string::npos) return "";
-  const size_t start = from + after.size();
-  return what.substr(start, what.find("; ", start) - start);
-}
-
-// A failure of this rank as its peers (and this rank) report it.
-RemoteError describe(const std::exception_ptr& error, int rank) {
-  RemoteError d;
-  d.rank = rank;
-  try {
-    std::rethrow_exception(error);
-  } catch (const TaskError& e) {
-    d.kind = RemoteError::kTask;
-    d.key_name = e.key().name();
-    d.key_index.assign(e.key().index().begin(), e.key().index().end());
-    d.function = e.function();
-    d.message = e.message();
-  } catch (const MemoryLimitError& e) {
-    d.kind = RemoteError::kMemory;
-    d.key_name = e.task().name();
-    d.key_index.assign(e.task().index().begin(), e.task().index().end());
-    d.message = memory_why(e);
-    d.needed = e.needed();
-    d.limit = e.limit();
-    d.held = e.held();
-    d.largest = e.largest();
-  } catch (const std::exception& e) {
-    d.message = e.what();
-  } catch (...) {
-    d.message = "failed (an exception that is not a std::exception)";
-  }
-  return d;
-}
-
-std::vector<std::byte> encode_error(const RemoteError& e) {
-  BytesWriter w;
-  w.put<uint8_t>(e.kind);
-  if (e.kind != RemoteError::kOther) put_key(w, Key(e.key_name, e.key_index));
-  if (e.kind == RemoteError::kTask) put_string(w, e.function);
-  put_string(w, e.message);
-  if (e.kind == RemoteError::kMemory) {
-    w.put<uint64_t>(e.needed);
-    w.put<uint64_t>(e.limit);
-    w.put<uint64_t>(e.held);
-    w.put<uint64_t>(e.largest.size());
-    for (const MemoryLimitError::Held& h : e.largest) {
-      put_key(w, h.key);
-      w.put<uint64_t>(h.bytes);
-    }
-  }
-  return std::move(w.bytes());
-}
-
-RemoteError decode_error(const Message& m) {
-  auto holder = std::make_shared<std::vector<std::byte>>(m.bytes);
-  BytesReader r(std::shared_ptr<const std::byte>(holder, holder->data()), holder->size(),
-                absl::StrCat("an error from rank ", m.source));
-  RemoteError e;
-  e.rank = m.source;
-  const auto kind = r.get<uint8_t>();
-  if (kind > RemoteError::kMemory) {
-    throw Error(absl::StrCat("an error from rank ", m.source, " of kind ", int{kind}, ", expected 0 to 2"));
-  }
-  e.kind = static_cast<RemoteError::Kind>(kind);
-  if (e.kind != RemoteError::kOther) {
-    const Key k = get_key(r);
-    e.key_name = k.name();
-    e.key_index.assign(k.index().begin(), k.index().end());
-  }
-  if (e.kind == RemoteError::kTask) e.function = get_string(r);
-  e.message = get_string(r);
-  if (e.kind == RemoteError::kMemory) {
-    e.needed = r.get<uint64_t>();
-    e.limit = r.get<uint64_t>();
-    e.held = r.get<uint64_t>();
-    const auto n = r.get<uint64_t>();
-    if (n > r.remaining()) throw Error(absl::StrCat("an error from rank ", m.source, " lists ", n, " held results in ", r.remaining(), " bytes"));
-    for (uint64_t i = 0; i < n; ++i) {
-      Key k = get_key(r);
-      e.largest.push_back({std::move(k), static_cast<size_t>(r.get<uint64_t>())});
-    }
-  }
-  return e;
-}
-
-// The error every rank throws for a failure on rank `e.rank`.
-std::exception_ptr rank_error(const RemoteError& e) {
-  const Key key(e.key_name, e.key_index);
-  switch (e.kind) {
-    case RemoteError::kTask:
-      return std::make_exception_ptr(
-          TaskError(key, e.function, std::make_exception_ptr(Error(absl::StrCat("on rank ", e.rank, ": ", e.message)))));
-    case RemoteError::kMemory:
-      return std::make_exception_ptr(MemoryLimitError(key, e.needed, e.limit, e.held, e.largest,
-                                                      absl::StrCat("on rank ", e.rank, " ", e.message)));
-    case RemoteError::kOther:
-      break;
-  }
-  return std::make_exception_ptr(Error(absl::StrCat("on rank ", e.rank, ": ", e.message)));
 }
 
 // The network thread of a run across ranks: all Communicator calls.
@@ -453,7 +323,7 @@ class Exchange {
   void fail_here(std::exception_ptr error) {
     failure_ = std::move(error);
     own_failure_ = true;
-    send_to_peers(kError, encode_error(describe(failure_, comm_.rank())));
+    send_to_peers(kError, encode_error(remote_error(failure_, comm_.rank())));
   }
 
   // What the run holds and what waits in the inbox for it.
@@ -505,7 +375,7 @@ class Exchange {
     if (m.tag == kError) {
       if (failure_) return;
       try {
-        failure_ = rank_error(decode_error(m));
+        failure_ = rank_error(decode_error(m.bytes, m.source));
       } catch (...) {
         failure_ = std::current_exception();  // a damaged report is still a failure of that rank
       }
@@ -617,7 +487,7 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
     if (!exchange.own_failure()) std::rethrow_exception(failure);
     // This rank's own error: a task's or the memory limit's is told as every
     // rank tells it (naming this rank); another goes as it is.
-    const RemoteError own = describe(failure, comm.rank());
+    const RemoteError own = remote_error(failure, comm.rank());
     if (own.kind == RemoteError::kOther) std::rethrow_exception(failure);
     std::rethrow_exception(rank_error(own));
   }

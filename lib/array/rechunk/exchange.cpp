@@ -11,7 +11,9 @@
 // Errors: each phase that can fail on one rank alone (checking the target,
 // creating the temporary store, reading and packing, assembling and writing,
 // publishing) ends in agree_on_errors, so a failure on any rank is an Error on
-// every rank naming it, and no rank waits in an exchange its peers have left.
+// every rank naming it, and no rank waits in an exchange its peers have left;
+// a task's failure while reading and packing is the same TaskError on every
+// rank (agree_on_task_errors), as ta::store across ranks gives.
 // The store is published by storage::publish_across: rank 0 makes the
 // temporary store, every rank writes its chunks into it, and rank 0 renames it
 // into place only after every rank has written its chunks (removes it after
@@ -38,6 +40,7 @@
 #include "array/ops/store.hpp"
 #include "array/rechunk/across.hpp"
 #include "array/rechunk/blocks.hpp"
+#include "scheduler/rank_error.hpp"
 #include "storage/publish.hpp"
 #include "storage/publish_across.hpp"
 #include "tessera/array/io/zarr.hpp"
@@ -174,7 +177,9 @@ void run_round(Exchange& e, const ExchangeRound& round, size_t k) {
   }
   const std::vector<int64_t> send_offsets = prefix(send_counts), recv_offsets = prefix(recv_counts);
   Buffer send;
-  agree_on_errors(e.comm, [&] {
+  // A task's failure (reading, computing x's blocks) is the same TaskError on
+  // every rank, naming its key and rank, as in a run across ranks.
+  tessera::detail::agree_on_task_errors(e.comm, [&] {
     send = Buffer::allocate(static_cast<size_t>(send_offsets.back() + send_counts.back()));
     // The input blocks are computed by x's graph (read, decoded) with one more
     // task each that cuts its pieces into the send buffer; each block is
