@@ -3,6 +3,7 @@
 #include "tessera/comm/communicator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -112,7 +113,8 @@ struct Mailbox {
 // What the threads of one group share: a cyclic barrier, per rank what it
 // posted for the collective in progress, and per rank its mailbox.
 struct ThreadGroup {
-  explicit ThreadGroup(int n) : size(n), posts(static_cast<size_t>(n)), mailboxes(static_cast<size_t>(n)) {}
+  explicit ThreadGroup(int n)
+      : size(n), posts(static_cast<size_t>(n)), mailboxes(static_cast<size_t>(n)), unsent(static_cast<size_t>(n)) {}
 
   struct Post {
     const std::byte* send = nullptr;
@@ -136,6 +138,8 @@ struct ThreadGroup {
   const int size;
   std::vector<Post> posts;  // element r written by rank r only, between barriers
   std::deque<Mailbox> mailboxes;  // a deque: Mailbox holds a mutex and cannot move
+  // per sender: bytes of its messages in the mailboxes, not yet taken by their receiver
+  std::vector<std::atomic<size_t>> unsent;
   std::mutex mutex;
   std::condition_variable changed;
 
@@ -185,10 +189,12 @@ class ThreadCommunicator final : public Communicator {
     return out;
   }
 
-  // A message is taken the moment it is sent: it moves into the peer's mailbox.
+  // A message is taken the moment it is sent: it moves into the peer's mailbox
+  // (its bytes count as this rank's unfinished_send_bytes until the peer takes it).
   void send(int dest, int tag, std::vector<std::byte> bytes) override {
     detail::check_send(*this, dest, tag);
     Mailbox& box = group_->mailboxes[static_cast<size_t>(dest)];
+    group_->unsent[static_cast<size_t>(rank_)].fetch_add(bytes.size(), std::memory_order_relaxed);
     std::lock_guard lock(box.mutex);
     box.messages.push_back(Message{rank_, tag, std::move(bytes)});
   }
@@ -199,6 +205,7 @@ class ThreadCommunicator final : public Communicator {
     if (box.messages.empty()) return std::nullopt;
     Message m = std::move(box.messages.front());
     box.messages.pop_front();
+    taken(m);
     return m;
   }
 
@@ -211,12 +218,20 @@ class ThreadCommunicator final : public Communicator {
     if (it == box.messages.end() || !take(it->tag, it->bytes.size())) return std::nullopt;
     Message m = std::move(*it);
     box.messages.erase(it);
+    taken(m);
     return m;
   }
 
   size_t unfinished_sends() override { return 0; }
+  size_t unfinished_send_bytes() override {
+    return group_->unsent[static_cast<size_t>(rank_)].load(std::memory_order_relaxed);
+  }
 
  private:
+  void taken(const Message& m) {
+    group_->unsent[static_cast<size_t>(m.source)].fetch_sub(m.bytes.size(), std::memory_order_relaxed);
+  }
+
   std::shared_ptr<ThreadGroup> group_;
   int rank_;
 };

@@ -88,6 +88,7 @@ class MpiCommunicator final : public Communicator {
     Send& s = sends_.emplace_back();
     s.bytes = std::move(bytes);
     s.length = static_cast<int64_t>(s.bytes.size());
+    unsent_bytes_ += s.bytes.size();
     if (s.length <= piece_) {
       isend(s, s.bytes.data(), s.length, dest, 2 * tag);
       return;
@@ -138,13 +139,21 @@ class MpiCommunicator final : public Communicator {
     return pieces(head);
   }
 
+  // A finished send's buffer is freed here, not by MPI: a sweep over the sends
+  // in flight.
   size_t unfinished_sends() override {
     for (auto it = sends_.begin(); it != sends_.end();) {
       int done = 0;
       MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
+      if (done) unsent_bytes_ -= it->bytes.size();
       it = done ? sends_.erase(it) : std::next(it);
     }
     return sends_.size();
+  }
+
+  size_t unfinished_send_bytes() override {
+    (void)unfinished_sends();
+    return unsent_bytes_;
   }
 
  private:
@@ -225,6 +234,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm p2p_ = MPI_COMM_NULL;  // point-to-point messages only
   int64_t piece_;                 // the most bytes of one MPI message of send()
   std::list<Send> sends_;         // a list: a Send's address is in MPI's hands until it completes
+  size_t unsent_bytes_ = 0;       // of sends_' buffers
   std::map<int, Head> heads_;     // by sender: a large message's header taken, its pieces not yet
   int rank_ = 0;
   int size_ = 1;

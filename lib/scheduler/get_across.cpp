@@ -205,6 +205,7 @@ class Exchange {
     int idle = 0;
     Clock::time_point last = Clock::now(), alive = last;
     for (;;) {
+      unsent_ = comm_.unfinished_send_bytes();
       bool busy = send_results();
       if (!told && lost_after_.count() > 0 && last - alive >= lost_after_ / 10) {
         alive = last;
@@ -224,6 +225,7 @@ class Exchange {
         send_to_peers(kDone, {});
         told = true;
       }
+      peak_rank_bytes_ = std::max(peak_rank_bytes_, held_bytes());
       const Clock::time_point now = Clock::now();
       // A sample per turn (turns are at most ~2 ms apart): no task ran and results are awaited.
       if (!told && running_.load(std::memory_order_relaxed) == 0 && inbox_.pending() > 0) {
@@ -232,7 +234,7 @@ class Exchange {
       last = now;
       if (lost_after_.count() > 0) find_lost(now);
       // A lost peer takes nothing more: its sends would never finish.
-      if (told && dones_ + lost_ == peers && (lost_ > 0 || comm_.unfinished_sends() == 0)) return;
+      if (told && dones_ + lost_ == peers && (lost_ > 0 || (comm_.unfinished_sends() == 0 && queue_empty()))) return;
       if (busy) {
         idle = 0;
       } else if (++idle < 64) {
@@ -255,6 +257,7 @@ class Exchange {
     s.messages_received = messages_received_;
     s.network_wait_seconds = wait_;
     s.receives_deferred = receives_deferred_;
+    s.peak_rank_bytes = peak_rank_bytes_;
   }
 
  private:
@@ -281,13 +284,14 @@ class Exchange {
   }
 
   // With a memory limit, while the run goes on: each peer's messages in turn,
-  // a result only when the bytes the run holds, plus those delivered and not
-  // taken yet, leave room for it. One that does not fit stays in the transport
+  // a result only when the bytes the rank holds (held_bytes: the run's, those
+  // delivered and not taken yet, its own sends' not yet taken) leave room for it. One that does not fit stays in the transport
   // (and so do that peer's later messages, which come after it); other peers'
   // messages -- their errors and "done" too -- are still taken. When no task
   // runs and nothing delivered waits to be taken, the run cannot free memory
   // before it gets a result: one result is then taken past the limit (its run
-  // spills what it holds to make room), so that no rank waits forever. A rank
+  // spills what it holds to make room; its sends' bytes go as its peers take
+  // them, so they do not hold this back), so that no rank waits forever. A rank
   // thus exceeds its limit by at most one result, one task's need. (Should the
   // run hold more than its limit with nothing it can spill, the loop still
   // takes one after idling for about half a second: the run then fails with a
@@ -302,7 +306,7 @@ class Exchange {
         const size_t held = held_bytes();
         if (held <= limit_ && bytes <= limit_ - held) return true;
         if (!forced && running_.load(std::memory_order_relaxed) == 0 && inbox_.untaken_bytes() == 0 &&
-            (held <= limit_ || idle > 64 * 6 + 256)) {
+            (held - unsent_ <= limit_ || idle > 64 * 6 + 256)) {
           forced = true;
           return true;
         }
@@ -326,20 +330,40 @@ class Exchange {
     send_to_peers(kError, encode_error(remote_error(failure_, comm_.rank())));
   }
 
-  // What the run holds and what waits in the inbox for it.
+  // What the rank holds: the run's results, what waits in the inbox for it,
+  // and the serialized results its sends still keep (as of this turn).
   size_t held_bytes() {
     std::lock_guard lock(state_mutex_);
-    return (state_ != nullptr ? state_->held_bytes() : 0) + inbox_.untaken_bytes();
+    return (state_ != nullptr ? state_->held_bytes() : 0) + inbox_.untaken_bytes() + unsent_;
   }
 
-  // Serializes each queued result once and sends it to every rank that needs it.
+  bool queue_empty() {
+    std::lock_guard lock(queue_mutex_);
+    return queue_.empty();
+  }
+
+  // Serializes each queued result once and sends it to every rank that needs
+  // it. With a memory limit, a result whose wire form would not fit waits in
+  // the queue (its value is the run's, counted there) while earlier sends still
+  // keep their bytes: the rank's sends then hold at most one result past the
+  // limit. On failure everything goes (the peers stop anyway).
   bool send_results() {
     std::vector<std::pair<const Route*, Value>> batch;
     {
       std::lock_guard lock(queue_mutex_);
       batch.swap(queue_);
     }
-    for (auto& [route, value] : batch) {
+    for (size_t next = 0; next < batch.size(); ++next) {
+      auto& [route, value] = batch[next];
+      if (limit_ > 0 && unsent_ > 0 && !failure_) {
+        const size_t held = held_bytes(), bytes = value.nbytes();
+        if (held > limit_ || bytes > limit_ - held) {
+          std::lock_guard lock(queue_mutex_);  // the rest goes first next turn, in order
+          queue_.insert(queue_.begin(), std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(next)),
+                        std::make_move_iterator(batch.end()));
+          return next > 0;
+        }
+      }
       BytesWriter w;
       w.put<uint32_t>(route->id);
       try {
@@ -354,6 +378,7 @@ class Exchange {
       }
       value = Value();  // the bytes stand for it now
       std::vector<std::byte>& bytes = w.bytes();
+      unsent_ += bytes.size() * route->to.size();
       for (size_t k = 0; k < route->to.size(); ++k) {
         bytes_sent_ += bytes.size();
         ++messages_sent_;
@@ -415,6 +440,8 @@ class Exchange {
   std::vector<Clock::time_point> heard_;  // per peer: when a message of it was last seen
   int lost_ = 0;
   size_t receives_deferred_ = 0;
+  size_t peak_rank_bytes_ = 0;          // RunStats::peak_rank_bytes
+  size_t unsent_ = 0;                   // Communicator::unfinished_send_bytes, as of this turn and its sends
   std::atomic<int> running_{0};
   std::mutex queue_mutex_;
   std::vector<std::pair<const Route*, Value>> queue_;

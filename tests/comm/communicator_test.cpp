@@ -43,7 +43,9 @@ TEST_CASE("a thread rank with no message waiting receives nothing and never bloc
   CHECK(!comms[0]->try_receive().has_value());
   comms[1]->send(0, 5, std::vector<std::byte>(3));
   CHECK(comms[1]->unfinished_sends() == 0);
+  CHECK(comms[1]->unfinished_send_bytes() == 3);  // in rank 0's mailbox until rank 0 takes it
   const auto m = comms[0]->try_receive();
+  CHECK(comms[1]->unfinished_send_bytes() == 0);
   REQUIRE(m.has_value());
   CHECK(m->source == 1);
   CHECK(m->tag == 5);

@@ -59,6 +59,7 @@ inline void exchange_in_order(Communicator& comm, int per_peer, const std::vecto
   CHECK(comm.unfinished_sends() == 0);
   CHECK(!comm.try_receive().has_value());
   barrier(comm);  // nobody sends again before every rank has checked that nothing is left
+  CHECK(comm.unfinished_send_bytes() == 0);  // every peer took this rank's messages: their bytes are gone
 }
 
 // Every rank sends every peer a message of `big` bytes (tag 1), then one of 3

@@ -219,6 +219,10 @@ TEST_CASE("across thread ranks: under a memory limit, results equal one process'
       const RankRun& run = runs[static_cast<size_t>(r)];
       REQUIRE_MESSAGE(run.error == nullptr, what(run.error));
       CHECK(run.stats.peak_held_bytes <= limit + need);
+      // What the rank holds beside its run's results counts too: received
+      // results not yet taken, serialized results its sends still keep.
+      CHECK(run.stats.peak_rank_bytes <= limit + need);
+      CHECK(run.stats.peak_rank_bytes > 0);
       deferred += run.stats.receives_deferred;
     }
     CHECK(deferred > 0);

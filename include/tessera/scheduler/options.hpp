@@ -115,6 +115,11 @@ struct RunStats {
   size_t messages_received = 0;       //!< results received
   size_t receives_deferred = 0;       //!< results received only after waiting in the transport for memory (memory_limit)
   double network_wait_seconds = 0;    //!< time no task of this rank ran while it awaited a result from another rank (sampled by the message loop, turns at most ~2 ms apart)
+  //! The most this rank held at once, as its message loop saw it each turn:
+  //! the run's results (RunState::held_bytes), results received and not yet
+  //! taken by the run, and serialized results its sends still keep
+  //! (Communicator::unfinished_send_bytes). What memory_limit bounds across ranks.
+  size_t peak_rank_bytes = 0;
   //! @}
 };
 
