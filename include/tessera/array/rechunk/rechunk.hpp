@@ -152,8 +152,8 @@ struct RechunkStoreOptions {
   //! publishes once every rank has succeeded. Each rank's rounds are planned
   //! under exchange_budget(`store.compute.memory_limit`) (1 GiB when 0), with
   //! `store.compute.num_workers` threads; `method` and `rechunk` do not apply.
-  //! An error on any rank is an Error on every rank naming the rank, and
-  //! nothing is published. A communicator in `store.compute` does the same.
+  //! An error on any rank is an Error on every rank naming the rank (a task's:
+  //! the same TaskError on every rank), and nothing is published. A communicator in `store.compute` does the same.
   std::shared_ptr<Communicator> communicator = nullptr;
 };
 
@@ -174,7 +174,9 @@ struct RechunkStoreResult {
 //! Either way the store appears at `path` only when complete (see store.hpp).
 //! Throws ChunkError for a bad target or irregular chunks (zarr needs regular
 //! ones), StorageError and TaskError as `store` does; across ranks
-//! (`communicator`), tessera::Error naming the ranks that failed.
+//! (`communicator`), a task's failure is the same TaskError on every rank
+//! (its key, "on rank N: ..."), another failure tessera::Error naming the
+//! ranks that failed.
 //! @code
 //!   namespace ta = tessera::array;
 //!   ta::rechunk_store(ta::from_zarr("rows.zarr"), {-1, 256}, "cols.zarr",
