@@ -42,7 +42,9 @@ void split_grids(const Plan& plan, std::span<const uint32_t> blocks, int ranks, 
 
 // Moves each task whose inputs that are tasks all sit on one rank, at least one
 // of them a block, to that rank, dependencies first (Kahn's order, first come
-// first served), so a chain of such tasks follows its first link. No rank takes
+// first served), so a chain of such tasks follows its first link. A task that
+// reads a process-local result (kProcessLocal) goes to that result's rank
+// instead, before anything else. No rank takes
 // more than its share (n / ranks, rounded up) of a grid's n blocks this way: a
 // block that many one-input blocks read (a broadcast) does not pull them all to
 // its rank.
@@ -56,6 +58,7 @@ void follow_inputs(const Plan& plan, int ranks, std::span<const uint32_t> grids,
     if (waiting[t] == 0) ready.push_back(t);
   }
   absl::flat_hash_map<uint64_t, uint32_t> taken;  // (grid, rank) -> blocks that followed there
+  std::vector<uint8_t> pinned(n, 0);  // 1: reads a process-local result, placed on its rank already
   while (!ready.empty()) {
     const uint32_t t = ready.front();
     ready.pop_front();
@@ -67,7 +70,7 @@ void follow_inputs(const Plan& plan, int ranks, std::span<const uint32_t> grids,
       rank = owner[d];
       reads_block = reads_block || grids[d] != 0;
     }
-    if (one_rank && reads_block) {
+    if (!pinned[t] && one_rank && reads_block) {
       if (grids[t] == 0) {
         owner[t] = rank;
       } else {
@@ -79,8 +82,14 @@ void follow_inputs(const Plan& plan, int ranks, std::span<const uint32_t> grids,
         }
       }
     }
+    const bool local = plan.task(t).function_name().starts_with(kProcessLocal);
     for (uint32_t r : plan.dependents(t)) {
-      if (r < n && --waiting[r] == 0) ready.push_back(r);
+      if (r >= n) continue;
+      if (local) {
+        owner[r] = owner[t];
+        pinned[r] = 1;
+      }
+      if (--waiting[r] == 0) ready.push_back(r);
     }
   }
 }

@@ -145,6 +145,40 @@ TEST_CASE("pieces are cut where their block is, and a scalar read by every block
   }
 }
 
+// A shuffle's shape: ("buf", 1) a process-local buffer, ("w", i) writes block
+// x(i) into it, ("bar", 1) (process-local too) waits for every w, ("out", j)
+// are views of it. Every w and out runs on buf's rank, though x is spread.
+//   buf --> w(i) <-- x(i);  buf, w(*) --> bar --> out(j)
+TEST_CASE("readers of a process-local result run on its rank, through process-local readers") {
+  Graph g;
+  const auto local_one = fn(std::string(kProcessLocal) + "one", one);
+  const auto local_two = fn(std::string(kProcessLocal) + "two", two);
+  g.task(Key("buf", {1}), local_one, 0);
+  std::vector<Arg> writes;
+  for (int64_t i = 0; i < 8; ++i) {
+    g.task(Key("x", {i}), one, static_cast<int>(i));
+    g.task(Key("w", {i}), two, ref(Key("x", {i})), ref(Key("buf", {1})));
+    writes.emplace_back(ref(Key("w", {i})));
+  }
+  g.put(Key("bar", {1}), Task(local_two, ref(Key("buf", {1})), ArgList{std::move(writes)}));
+  std::vector<Keys> want;
+  for (int64_t j = 0; j < 8; ++j) {
+    g.task(Key("out", {j}), one, ref(Key("bar", {1})));
+    want.emplace_back(Key("out", {j}));
+  }
+  const Plan plan(g, Keys(want));
+  const std::vector<int> owner = place(plan, 4);
+  const int home = owner_of(plan, owner, Key("buf", {1}));
+  CHECK(owner_of(plan, owner, Key("bar", {1})) == home);
+  std::set<int> x_ranks;
+  for (int64_t i = 0; i < 8; ++i) {
+    x_ranks.insert(owner_of(plan, owner, Key("x", {i})));
+    CHECK(owner_of(plan, owner, Key("w", {i})) == home);
+    CHECK(owner_of(plan, owner, Key("out", {i})) == home);
+  }
+  CHECK(x_ranks.size() == 4);  // the blocks themselves stay spread
+}
+
 TEST_CASE("place refuses fewer than one rank") {
   Graph g;
   g.task("a", one, 1);

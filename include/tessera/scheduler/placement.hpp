@@ -32,6 +32,13 @@
 //   - A name whose blocks read blocks of the same name (a tree kept as one
 //     grid, ("sum", level, j)) is spread by the blocks that read none of it
 //     (its leaves), and the levels above follow them.
+//   - Process-local results: a task whose function name starts with
+//     kProcessLocal ("process-local:") makes a value that cannot leave its
+//     process (the shuffle rechunk's scratch buffer, which other tasks write
+//     into). Its readers run on its rank, whatever the rules above said, and
+//     so on through readers that are process-local too: a shuffle partial's
+//     buffer, its shard writers and the views of its new blocks share a rank;
+//     the old blocks travel to it, the new blocks leave it as NDArrays.
 //
 // Where the rules meet -- a key without indices that reads blocks of several
 // ranks, such as the final step of a reduction -- the key's own kind decides:
@@ -47,11 +54,16 @@
 // Thread-safe: reads the Plan only.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "tessera/scheduler/plan.hpp"
 
 namespace tessera {
+
+//! The prefix of a task's function name whose result cannot leave its process:
+//! place() keeps its readers on its rank (see the file comment).
+inline constexpr std::string_view kProcessLocal = "process-local:";
 
 //! The rank in [0, ranks) that runs each task of `plan` (by task id, see the
 //! file comment for the rules). Costs n log n in the tasks plus one pass over

@@ -12,6 +12,9 @@
 //   (out, J) ...                   each new block J of P: a view of its region
 //
 // A partial whose only new block is its only old block, whole, is an alias.
+// Across ranks the buffer is one process's: scratch and barrier are
+// process-local tasks (placement.hpp), so a partial's tasks share a rank; its
+// old blocks travel there and its new blocks leave as NDArrays.
 // Memory: a transfer holds one old block; a new block costs nothing beyond its
 // region of the buffer, and a buffer is released with the last view of it.
 // With `disk`, the buffer is a file in the scratch directory, space reserved
@@ -35,11 +38,13 @@
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/task.hpp"
+#include "tessera/scheduler/placement.hpp"
 #include "storage/unique_fd.hpp"
 
 namespace tessera::array::detail {
 
 using storage::UniqueFd;
+using tessera::kProcessLocal;
 
 namespace {
 
@@ -260,7 +265,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
       return;
     }
     const Key scratch(scratch_name, p);
-    layer.put(scratch, Task(fn("rechunk_scratch", [c, p] { return make_scratch(*c, p); })));
+    layer.put(scratch, Task(fn(std::string(kProcessLocal) + "rechunk_scratch", [c, p] { return make_scratch(*c, p); })));
     std::vector<Arg> transfers;
     for_each_index(old_extent, [&](std::span<const int64_t> local) {
       std::vector<int64_t> in(local.begin(), local.end());
@@ -276,7 +281,7 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
       transfers.emplace_back(ref(t));
     });
     const Key barrier(barrier_name, p);
-    layer.put(barrier, Task(fn("rechunk_barrier", [](const Scratch& s, const ValueList&) { return s; }),
+    layer.put(barrier, Task(fn(std::string(kProcessLocal) + "rechunk_barrier", [](const Scratch& s, const ValueList&) { return s; }),
                             ref(scratch), ArgList{std::move(transfers)}));
     for_each_index(partial_extent(*c, p), [&](std::span<const int64_t> local) {
       std::vector<int64_t> out(local.begin(), local.end());

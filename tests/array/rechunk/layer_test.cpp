@@ -208,7 +208,7 @@ TEST_CASE("shuffle: an all-to-all rechunk is one partial; rows to columns has on
   CHECK(count_keys(r.graph, "rechunk-barrier-") == 1);
   CHECK(count_keys(r.graph, "rechunk-transfer-") == 4);
   const Task& barrier = r.graph.at(r.graph.keys()[4 + 1 + 4]).task();  // inputs, scratch, transfers
-  CHECK(barrier.function_name() == "rechunk_barrier");
+  CHECK(barrier.function_name() == "process-local:rechunk_barrier");
   CHECK(barrier.dependencies().size() == 5);
 }
 
