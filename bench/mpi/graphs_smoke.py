@@ -1,7 +1,8 @@
 """CI's bench smoke run of bench/mpi/graphs.sh's tessera side: every workload of
 bench_graphs_mpi at a few MiB under `mpirun -n 2`, its sum checked against
-numpy's on the same zarr stores, and the graph file's run checked to send
-results between the ranks. Fails (exit 1) on a wrong value, a failed run, or a
+numpy's on the same zarr stores (standardize: its store, written across the
+ranks, read back and compared with numpy's z element by element), and the graph
+file's run checked to send results between the ranks. Fails (exit 1) on a wrong value, a failed run, or a
 run past its timeout. No dask cluster: that side's start alone would take the
 smoke's budget.
 
@@ -32,6 +33,10 @@ def run(binary, mpirun, folder, *args):
     return json.loads(next(line for line in p.stdout.splitlines() if line.startswith("{")))
 
 
+def standardized(x):
+    return (x - x.mean(axis=0)) / x.std(axis=0)
+
+
 def expected(folder, what, columns):
     import zarr
     x = zarr.open(f"{folder}/{what}.zarr", "r")[:]
@@ -39,9 +44,21 @@ def expected(folder, what, columns):
         rows = np.fft.rfft(x, axis=1).astype(np.complex64)
         return float((np.abs(np.fft.fft(rows, axis=0)) ** 2).sum())
     if what == "x":
-        z = (x - x.mean(axis=0)) / x.std(axis=0)
+        z = standardized(x)
         return float((z * z).sum())
     return float((x @ x.T).sum())
+
+
+def stored_wrong(folder, out):
+    """What is wrong with the standardize store `out` against numpy's z, or None."""
+    import zarr
+    want = standardized(zarr.open(f"{folder}/x.zarr", "r")[:])
+    got = zarr.open(f"{folder}/{out}", "r")
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"standardize: store {out} is {got.dtype} {got.shape}, expected {want.dtype} {want.shape}"
+    if not np.allclose(got[:], want, rtol=1e-12, atol=1e-12):
+        return f"standardize: store {out} differs from numpy's z (largest difference {np.abs(got[:] - want).max()!r})"
+    return None
 
 
 def main():
@@ -51,7 +68,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tessera-mpi-graphs-smoke-") as folder:
         graphs_distributed.make(folder, SIZE)
         for what, store, extra, tol in (("fft", "image", [s["fft_columns"], s["rechunk_limit"]], 1e-4),
-                                        ("standardize", "x", [], 1e-9), ("matmul", "m", [], 1e-9)):
+                                        ("standardize", "x", ["z.zarr"], 1e-9), ("matmul", "m", [], 1e-9)):
             r = run(binary, mpirun, folder, what, f"{store}.zarr", *extra)
             want = expected(folder, store, s["fft_columns"])
             rel = abs(r["value"] - want) / abs(want)
@@ -59,6 +76,10 @@ def main():
                   f"{r['messages_sent']} results sent between {RANKS} ranks")
             if rel > tol:
                 bad.append(f"{what}: tessera {r['value']!r}, numpy {want!r}")
+            if what == "standardize":
+                wrong = stored_wrong(folder, "z.zarr")
+                if wrong:
+                    bad.append(wrong)
         import tree_graph
         sys.argv = ["tree_graph.py", "500", f"{folder}/tree.json"]
         tree_graph.main()

@@ -38,7 +38,8 @@ def main():
     d = {r["workload"]: r for r in runs if r["who"] == "dask"}
     names = {
         "fft": "2-D FFT, float32 %d x %d (rfft rows, rechunk, fft columns, sum of abs(F)^2)" % tuple(shapes["image"]),
-        "standardize": "(x - x.mean(0)) / x.std(0), float64 %d x %d, sum of squares" % tuple(shapes["x"]),
+        "standardize": "(x - x.mean(0)) / x.std(0), float64 %d x %d, stored to zarr (same: sum of squares read back)"
+                       % tuple(shapes["x"]),
         "matmul": "x @ x.T, float64 %d x %d in blocks of %d x %d, sum" % (*shapes["m"], *shapes["m_chunks"]),
         "graph": "tree-sum graph file of tiny tasks",
     }

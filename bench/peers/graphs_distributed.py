@@ -7,11 +7,13 @@
       writes DIR/image.zarr (float32), DIR/x.zarr (float64), DIR/m.zarr
       (float64), zarr v2 with blosc lz4 + shuffle (the demo's codec), normal
       random numbers; both sides read these.
-  graphs_distributed.py run WORKERS WORKLOAD PATH [COLUMNS LIMIT]
-      the workload of bench_graphs_mpi (fft, standardize, matmul, graph) on a
+  graphs_distributed.py run WORKERS WORKLOAD PATH [COLUMNS LIMIT | OUT]
+      the workload of bench_graphs_mpi (fft COLUMNS LIMIT, standardize OUT,
+      matmul, graph) on a
       fresh LocalCluster(n_workers=WORKERS, threads_per_worker=1); prints one
       JSON line like bench_graphs_mpi's: seconds (graph built and computed, the
-      cluster already up), the CPU seconds of the workers and of this process
+      cluster already up; standardize: z stored to OUT by to_zarr, and its
+      value the sum of z^2 read back from OUT after the timed stretch), the CPU seconds of the workers and of this process
       over the same stretch, the value, the tasks, and the peak RSS of the
       workers (VmHWM of each worker process, read by client.run) plus this
       process's (the scheduler and the client run here: LocalCluster's
@@ -83,7 +85,7 @@ def transfers(dask_worker):
     return dask_worker.state.transfer_incoming_count_total
 
 
-def workload(client, what, path, columns):
+def workload(client, what, path, extra):
     import dask.array as da
     if what == "graph":
         # graph_run_dask as a module (run() puts bench/peers on the workers'
@@ -96,12 +98,20 @@ def workload(client, what, path, columns):
     start = time.perf_counter()
     x = da.from_zarr(path)
     if what == "fft":
+        columns, limit = int(extra[0]), int(extra[1])
         rows = da.fft.rfft(x, axis=1).astype(np.complex64)
-        f = da.fft.fft(rows.rechunk((-1, columns[0]), block_size_limit=columns[1]), axis=0)
+        f = da.fft.fft(rows.rechunk((-1, columns), block_size_limit=limit), axis=0)
         s = (abs(f) ** 2).sum()
     elif what == "standardize":
+        from numcodecs import Blosc
         z = (x - x.mean(axis=0)) / x.std(axis=0)
-        s = (z * z).sum()
+        stored = da.to_zarr(z, extra[0], compute=False,
+                            compressor=Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE))
+        tasks = len(stored.__dask_graph__())
+        client.compute(stored).result()
+        seconds = time.perf_counter() - start
+        back = da.from_zarr(extra[0])
+        return seconds, float(client.compute((back * back).sum()).result()), tasks
     elif what == "matmul":
         s = (x @ x.T).sum()
     else:
@@ -111,7 +121,7 @@ def workload(client, what, path, columns):
     return time.perf_counter() - start, value, tasks
 
 
-def run(workers, what, path, columns):
+def run(workers, what, path, extra):
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
@@ -120,7 +130,7 @@ def run(workers, what, path, columns):
     with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         cpu_before = sum(client.run(cpu_seconds).values()) + cpu_seconds()
-        seconds, value, tasks = workload(client, what, path, columns)
+        seconds, value, tasks = workload(client, what, path, extra)
         cpu = sum(client.run(cpu_seconds).values()) + cpu_seconds() - cpu_before
         worker_kib = sorted(client.run(hwm_kib).values())
         moved = sum(client.run(transfers).values())
@@ -138,7 +148,7 @@ def main():
     elif cmd == "make":
         make(sys.argv[2], int(sys.argv[3]))
     elif cmd == "run":
-        run(int(sys.argv[2]), sys.argv[3], sys.argv[4], [int(a) for a in sys.argv[5:7]])
+        run(int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:])
     else:
         raise SystemExit(__doc__)
 
