@@ -82,11 +82,11 @@ Callbacks python_hooks(const py::object& hooks, const Converted& c) {
   Callbacks cb;
   if (hooks.is_none()) return cb;
   cb.pretask = [&hooks, &c](const RunState& s, uint32_t task, int worker) {
-    py::gil_scoped_acquire gil;
+    WorkerGil gil;
     hooks.attr("pretask")(c.python_key(s.key(task)), worker);
   };
   cb.posttask = [&hooks, &c](const RunState& s, uint32_t task, const Value& result, int worker) {
-    py::gil_scoped_acquire gil;
+    WorkerGil gil;
     hooks.attr("posttask")(c.python_key(s.key(task)), py::handle(object_of(result)), worker);
   };
   return cb;

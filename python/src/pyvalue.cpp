@@ -55,6 +55,39 @@ void release_deferred() noexcept {
   for (PyObject* o : objects) Py_DECREF(o);
 }
 
+namespace {
+bool finalizing() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// The thread state keep_thread_state gave this thread, deleted when it exits
+// (not once the interpreter is finalizing: it deletes every thread state itself).
+struct KeptThreadState {
+  PyThreadState* tstate = nullptr;
+  KeptThreadState() = default;
+  KeptThreadState(const KeptThreadState&) = delete;
+  KeptThreadState& operator=(const KeptThreadState&) = delete;
+  ~KeptThreadState() {
+    if (tstate == nullptr || Py_IsInitialized() == 0 || finalizing()) return;
+    PyEval_RestoreThread(tstate);
+    PyThreadState_Clear(tstate);
+    PyThreadState_DeleteCurrent();
+  }
+};
+}  // namespace
+
+void keep_thread_state() noexcept {
+  thread_local KeptThreadState kept;
+  if (kept.tstate != nullptr || Py_IsInitialized() == 0 || PyGILState_GetThisThreadState() != nullptr) return;
+  // Bound to this thread (PyGILState_GetThisThreadState finds it) with a
+  // gilstate counter of 1, so PyGILState_Release never deletes it.
+  kept.tstate = PyThreadState_New(PyInterpreterState_Main());
+}
+
 void decref_anywhere(PyObject* o, size_t bytes) noexcept {
   // At interpreter shutdown nothing may take the GIL; the object goes with the process.
   if (Py_IsInitialized() == 0) return;
@@ -65,9 +98,8 @@ void decref_anywhere(PyObject* o, size_t bytes) noexcept {
   Deferred& d = deferred();
   size_t n = 0;
   if (bytes >= kDeferredBytes) {  // memory the budget counts as free already: free it now
-    const PyGILState_STATE s = PyGILState_Ensure();
+    WorkerGil gil;
     Py_DECREF(o);
-    PyGILState_Release(s);
     return;
   }
   try {
@@ -76,15 +108,13 @@ void decref_anywhere(PyObject* o, size_t bytes) noexcept {
     n = d.objects.size();
     d.size.store(n, std::memory_order_relaxed);
   } catch (...) {  // no memory to defer it: drop it now
-    const PyGILState_STATE s = PyGILState_Ensure();
+    WorkerGil gil;
     Py_DECREF(o);
-    PyGILState_Release(s);
     return;
   }
   if (n < kDeferredLimit) return;
-  const PyGILState_STATE s = PyGILState_Ensure();
+  WorkerGil gil;
   release_deferred();
-  PyGILState_Release(s);
 }
 
 void spill_object(const PySpillable& v, SpillWriter& w) {
