@@ -1,8 +1,12 @@
 """Scheduling overhead of tessera.get on dask graphs of tiny Python tasks.
 
-Three graphs of about 100,000 tasks made by dask's constructors: a binary tree and
-100 chains of 1,000 operator.add tasks (dask.delayed), and a 1-D stencil
-(dask.array map_overlap over 500 one-element blocks, repeated).
+Four graphs of about 100,000 tasks made by dask's constructors: a binary tree and
+100 chains of 1,000 operator.add tasks (dask.delayed); "stencil", a 3-point 1-D
+stencil y[i] = x[i-1] + x[i] + x[i+1] repeated 20 times over 1,000 one-element
+blocks (dask.array slicing and element-wise addition on chunks=1: getitem tasks and
+blockwise add tasks, each a few microseconds of numpy); and "overlap", dask.array's
+map_overlap over 500 one-element blocks, repeated, whose task bodies (dask's
+overlap getitem/concatenate/trim) are heavier, so its row is bound by the bodies.
 dask's own preparation (collections_to_dsk, no optimization, so that nothing is
 fused away) is done once and is the same for every scheduler; each row times the
 scheduler's whole call on that graph — tessera's conversion of the graph
@@ -52,10 +56,21 @@ def _same(block):
     return block
 
 
-def stencil(n, width=500):
+def stencil(n, width=1000):
+    # y[i] = x[i-1] + x[i] + x[i+1] on one-element blocks: per step three slices (getitem
+    # tasks, views of a block) and two blockwise adds, about 5 * width tasks; each step
+    # is 2 blocks narrower. (dask.delayed makes a stencil's graph in time quadratic in
+    # its depth, so dask.array is used here.)
+    steps = max(1, n // (5 * width))
+    x = da.arange(width + 2 * steps, chunks=1)
+    for _ in range(steps):
+        x = x[:-2] + x[1:-1] + x[2:]
+    return x.sum()
+
+
+def overlap(n, width=500):
     # dask.array's map_overlap (depth 1, no boundary) over one-element blocks, repeated:
-    # about 3,500 tiny getitem/concatenate/trim tasks per step. (dask.delayed makes a
-    # stencil's graph in time quadratic in its depth, so delayed is not used here.)
+    # about 3,500 getitem/concatenate/trim tasks per step, heavier bodies than the above.
     x = da.arange(width, chunks=1)
     for _ in range(max(1, n // (7 * width))):
         x = x.map_overlap(_same, depth=1, boundary="none")
@@ -91,7 +106,7 @@ def main():
     p.add_argument("--tasks", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--graphs", default="tree,chains,stencil")
+    p.add_argument("--graphs", default="tree,chains,stencil,overlap")
     a = p.parse_args()
     schedulers = [
         ("dask.threaded", lambda d, k: threaded_get(d, k, num_workers=a.workers)),
@@ -103,7 +118,7 @@ def main():
     print(f"{'graph':8} {'tasks':>7} " + " ".join(f"{n:>14}" for n, _ in schedulers)
           + f" {'vs threaded':>12} {'vs sync':>8} {'bodies':>7} {'bound':>6}")
     for name in a.graphs.split(","):
-        make = {"tree": tree, "chains": chains, "stencil": stencil}[name]
+        make = {"tree": tree, "chains": chains, "stencil": stencil, "overlap": overlap}[name]
         x = make(a.tasks)
         dsk = dict(collections_to_dsk([x], optimize_graph=False))
         keys = x.__dask_keys__()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/python/run.sh [overhead|rechunk|arrays] [options] (no arguments: all three, one after the other):
 #   overhead: tessera.get vs dask.threaded.get vs dask.local.get_sync on dask graphs of
-#     100,000 tiny Python tasks (tree, chains, stencil), one table. Options go to overhead.py.
+#     100,000 tiny Python tasks (tree, chains, stencil, overlap), one table. Options go to overhead.py.
 #   rechunk: tessera.rechunk vs dask.array's rechunk + to_zarr on a zarr store, time and peak RSS.
 #     Options go to rechunk.py.
 #   arrays: dask.array workloads on 2 GiB of zarr with dask's threads, tessera.get (also under a

@@ -320,14 +320,17 @@ bool Run::admit_locked(uint32_t task, int tier, Io& io) {
   // A task starts (and its inputs come back) only into room that is free now:
   // counting on bytes still being written out would let one worker run task
   // after task, each result on top of that credit, while another writes.
-  // Results are unknown until their tasks return, so while other tasks run, room
-  // is also kept for each running task's result and this one's, each counted as
-  // the largest result so far (times GetOptions::task_footprint, for working
-  // memory): otherwise every worker adds its result on top of a full budget. A
-  // task alone starts into what is free, as before.
-  const size_t results = running_ > 0 ? (static_cast<size_t>(running_) + 1) * task_footprint() : 0;
-  const bool room = make_room_locked(need + results, io) &&
-                    held_bytes_.load(std::memory_order_relaxed) + arriving_ + need + results <= limit_;
+  // Results are unknown until their tasks return, so room is also kept for each
+  // running task's result and this one's, each counted as the largest result so
+  // far (times GetOptions::task_footprint, for working memory): otherwise every
+  // worker adds its result on top of a full budget, and a task alone (a 32 MiB
+  // read and its 32 MiB of file bytes) on top of what is held. A task alone that
+  // cannot get that room, only room for its inputs, starts into what is free.
+  const size_t results = (static_cast<size_t>(running_) + 1) * task_footprint();
+  const auto room_for = [&](size_t bytes) {
+    return make_room_locked(bytes, io) && held_bytes_.load(std::memory_order_relaxed) + arriving_ + bytes <= limit_;
+  };
+  const bool room = room_for(need + results) || (running_ == 0 && room_for(need));
   // Without room, a task that releases an input may still start, but only when
   // nothing else runs or writes: it is the way out when everything held is
   // pinned, and alone it adds at most its one result.

@@ -191,7 +191,7 @@ struct PyTask {
   std::shared_ptr<const ResultPolicy> policy;
   template <class Deps>
   Value operator()(const Deps& deps) const {
-    py::gil_scoped_acquire gil;
+    WorkerGil gil;
     release_deferred();
     PyObject* r = evaluate(*expr, deps, nullptr);
     if (r == nullptr) throw py::error_already_set();
@@ -203,8 +203,23 @@ bool is_task(PyObject* o) {
   return PyTuple_CheckExact(o) && PyTuple_GET_SIZE(o) > 0 && PyCallable_Check(PyTuple_GET_ITEM(o, 0)) != 0;
 }
 
+// True when `o` is of a type that cannot be hashed, or a tuple with an item of
+// one (dask.array's getitem indices: `(slice(...), ...)`): found without raising
+// the TypeError that hashing it would raise and clear, once per such argument.
+bool unhashable(PyObject* o) {
+  const auto no_hash = [](PyObject* x) { return Py_TYPE(x)->tp_hash == PyObject_HashNotImplemented; };
+  if (no_hash(o)) return true;
+  if (!PyTuple_CheckExact(o)) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(o);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (no_hash(PyTuple_GET_ITEM(o, i))) return true;
+  }
+  return false;
+}
+
 // True when `o` is hashable and a key of `dsk` (as dask's _execute_task decides).
 bool is_key_of(PyObject* o, PyObject* dsk) {
+  if (unhashable(o)) return false;
   if (PyObject_Hash(o) == -1) {
     PyErr_Clear();
     return false;

@@ -82,11 +82,11 @@ Callbacks python_hooks(const py::object& hooks, const Converted& c) {
   Callbacks cb;
   if (hooks.is_none()) return cb;
   cb.pretask = [&hooks, &c](const RunState& s, uint32_t task, int worker) {
-    py::gil_scoped_acquire gil;
+    WorkerGil gil;
     hooks.attr("pretask")(c.python_key(s.key(task)), worker);
   };
   cb.posttask = [&hooks, &c](const RunState& s, uint32_t task, const Value& result, int worker) {
-    py::gil_scoped_acquire gil;
+    WorkerGil gil;
     hooks.attr("posttask")(c.python_key(s.key(task)), py::handle(object_of(result)), worker);
   };
   return cb;
@@ -107,20 +107,21 @@ void write_report(diagnostics::Report& report, const std::string& path, const st
   report.write_html(path);
 }
 
-py::object run(const py::dict& dsk, const py::object& request, int num_workers, size_t memory_limit,
+py::object run(const py::dict& dsk, const py::object& request, int num_workers, const py::object& results_limit,
                const std::string& spill_dir, const py::object& cache, const py::object& hooks,
                bool rerun_exceptions_locally, const py::object& raise_exception, bool progress,
                const std::string& trace, const std::string& report_path, const std::string& command_line,
                const py::object& hold_fn) {
   auto policy = std::make_shared<ResultPolicy>();
-  if (memory_limit > 0) policy->hold_fn = hold_fn;
+  if (!results_limit.is_none()) policy->hold_fn = hold_fn;
   KeyMap key_map;
   Converted c = convert(dsk, key_map, policy);
   const Keys keys = convert_request(request, key_map);
 
   GetOptions options;
   options.num_workers = num_workers;
-  options.memory_limit = memory_limit;
+  // What the process holds with the graph converted is not the results' room.
+  options.memory_limit = results_limit.is_none() ? 0 : results_limit().cast<size_t>();
   // A running Python task holds its result and numpy's temporaries, often twice
   // as large: `(x - m) / s` stored to zarr holds x - m while it makes the
   // quotient, then zarr's encoded copy (bench/python arrays: standardize under a
@@ -234,7 +235,7 @@ void bind_mapped_buffer(py::module_& m) {
 void bind_get(py::module_& m) {
   py::register_exception<MemoryLimitError>(m, "MemoryLimitError", PyExc_MemoryError);
   bind_mapped_buffer(m);
-  m.def("_run", &run, py::arg("dsk"), py::arg("keys"), py::arg("num_workers"), py::arg("memory_limit"),
+  m.def("_run", &run, py::arg("dsk"), py::arg("keys"), py::arg("num_workers"), py::arg("results_limit"),
         py::arg("spill_dir"), py::arg("cache"), py::arg("hooks"), py::arg("rerun_exceptions_locally"),
         py::arg("raise_exception"), py::arg("progress"), py::arg("trace"), py::arg("report"), py::arg("command_line"),
         py::arg("hold"),

@@ -26,10 +26,15 @@ namespace {
 // that holds it (release_deferred): a worker that finishes a task would
 // otherwise take the GIL a second time, after the task's body, only to drop the
 // inputs it was the last reader of.
+// It also takes the thread states of exited worker threads (keep_thread_state):
+// deleting one needs the GIL, which a thread must not wait for while it exits
+// (during finalization Python ends a thread that waits for it, and a thread
+// ending inside its exit handlers is std::terminate).
 struct Deferred {
   std::mutex lock;
   std::vector<PyObject*> objects;
-  std::atomic<size_t> size{0};
+  std::vector<PyThreadState*> exited;
+  std::atomic<size_t> size{0};  // objects.size() + exited.size()
 };
 Deferred& deferred() {
   static auto* d = new Deferred;  // never destroyed: threads may drop references during exit
@@ -46,13 +51,58 @@ void release_deferred() noexcept {
   Deferred& d = deferred();
   if (d.size.load(std::memory_order_relaxed) == 0) return;
   std::vector<PyObject*> objects;
+  std::vector<PyThreadState*> exited;
   {
     std::lock_guard<std::mutex> g(d.lock);
     objects.swap(d.objects);
+    exited.swap(d.exited);
     d.size.store(0, std::memory_order_relaxed);
   }
   // Outside the lock: a __del__ may drop more references.
   for (PyObject* o : objects) Py_DECREF(o);
+  for (PyThreadState* t : exited) {
+    PyThreadState_Clear(t);
+    PyThreadState_Delete(t);
+  }
+}
+
+namespace {
+bool finalizing() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// The thread state keep_thread_state gave this thread: when the thread exits it
+// goes to Deferred::exited, deleted by the next release_deferred (once the
+// interpreter is finalizing, it deletes every thread state itself). A thread
+// state left there at finalization is deleted by Python with the others.
+struct KeptThreadState {
+  PyThreadState* tstate = nullptr;
+  KeptThreadState() = default;
+  KeptThreadState(const KeptThreadState&) = delete;
+  KeptThreadState& operator=(const KeptThreadState&) = delete;
+  ~KeptThreadState() {
+    if (tstate == nullptr || Py_IsInitialized() == 0 || finalizing()) return;
+    Deferred& d = deferred();
+    try {
+      std::lock_guard<std::mutex> g(d.lock);
+      d.exited.push_back(tstate);
+      d.size.store(d.objects.size() + d.exited.size(), std::memory_order_relaxed);
+    } catch (...) {  // no memory: the thread state stays until the interpreter ends
+    }
+  }
+};
+}  // namespace
+
+void keep_thread_state() noexcept {
+  thread_local KeptThreadState kept;
+  if (kept.tstate != nullptr || Py_IsInitialized() == 0 || PyGILState_GetThisThreadState() != nullptr) return;
+  // Bound to this thread (PyGILState_GetThisThreadState finds it) with a
+  // gilstate counter of 1, so PyGILState_Release never deletes it.
+  kept.tstate = PyThreadState_New(PyInterpreterState_Main());
 }
 
 void decref_anywhere(PyObject* o, size_t bytes) noexcept {
@@ -65,26 +115,23 @@ void decref_anywhere(PyObject* o, size_t bytes) noexcept {
   Deferred& d = deferred();
   size_t n = 0;
   if (bytes >= kDeferredBytes) {  // memory the budget counts as free already: free it now
-    const PyGILState_STATE s = PyGILState_Ensure();
+    WorkerGil gil;
     Py_DECREF(o);
-    PyGILState_Release(s);
     return;
   }
   try {
     std::lock_guard<std::mutex> g(d.lock);
     d.objects.push_back(o);
     n = d.objects.size();
-    d.size.store(n, std::memory_order_relaxed);
+    d.size.store(n + d.exited.size(), std::memory_order_relaxed);
   } catch (...) {  // no memory to defer it: drop it now
-    const PyGILState_STATE s = PyGILState_Ensure();
+    WorkerGil gil;
     Py_DECREF(o);
-    PyGILState_Release(s);
     return;
   }
   if (n < kDeferredLimit) return;
-  const PyGILState_STATE s = PyGILState_Ensure();
+  WorkerGil gil;
   release_deferred();
-  PyGILState_Release(s);
 }
 
 void spill_object(const PySpillable& v, SpillWriter& w) {

@@ -30,6 +30,27 @@ void decref_anywhere(PyObject* o, size_t bytes = 0) noexcept;
 //! Drops the references that decref_anywhere deferred (GIL held).
 void release_deferred() noexcept;
 
+//! Gives this thread a Python thread state of its own for the rest of its life
+//! when it has none (a worker of the scheduler, not a thread Python made); the
+//! thread state is deleted when the thread exits. Call without the GIL.
+//! Without it every GIL acquisition on such a thread makes and deletes a thread
+//! state (PyGILState_Ensure/Release): a 16 KiB frame stack mapped and unmapped
+//! per task body, most of tessera.get's own time on graphs of tiny tasks.
+void keep_thread_state() noexcept;
+
+//! The GIL, taken by a scheduler's worker thread (keep_thread_state, then
+//! PyGILState_Ensure) for the scope of this object.
+class WorkerGil {
+ public:
+  WorkerGil() noexcept : state_((keep_thread_state(), PyGILState_Ensure())) {}
+  WorkerGil(const WorkerGil&) = delete;
+  WorkerGil& operator=(const WorkerGil&) = delete;
+  ~WorkerGil() { PyGILState_Release(state_); }
+
+ private:
+  PyGILState_STATE state_;
+};
+
 //! One owned reference to a Python object and its accounted size in bytes.
 template <bool Spill>
 class PyHeld {

@@ -165,7 +165,16 @@ def get(
         from dask.utils import parse_bytes
 
         memory_limit = parse_bytes(memory_limit)
-    results_limit = _results_limit(int(memory_limit)) if memory_limit else 0
+    results_limit = None
+    if memory_limit:
+        memory_limit = int(memory_limit)
+        _results_limit(memory_limit)  # a limit the process holds already fails here, before any callback
+
+        def results_limit():
+            # Measured again once the graph is converted: the converted graph stays
+            # for the whole run (tens of MiB for a graph of 100,000 tasks).
+            return _results_limit(memory_limit)
+
     if rerun_exceptions_locally is None:
         rerun_exceptions_locally = dask.config.get("rerun_exceptions_locally", False)
     if cache is None:

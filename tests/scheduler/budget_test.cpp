@@ -291,6 +291,38 @@ TEST_CASE("the scratch folder is removed after a failure and after a cancellatio
   }
 }
 
+TEST_CASE("a task alone starts with room kept for its result when held results can spill to make it") {
+  // One worker: every task runs alone. Its result (and working memory) comes on
+  // top of what is held when it starts, so held results spill first until the
+  // largest result so far fits too; the limit leaves room for a task's inputs and
+  // that much, so the room can always be made.
+  Scratch scratch("alone");
+  RandomDag d = testing::random_dag(41, 400, 0.0, [](uint32_t i) { return words_of(41, i); });
+  Plan plan(d.graph, d.request);
+  std::vector<size_t> bytes(plan.num_tasks());
+  size_t largest = 0;
+  for (uint32_t t = 0; t < plan.num_tasks(); ++t) {
+    bytes[t] = 8 * words_of(41, static_cast<uint32_t>(plan.key(t).index()[0]));
+    largest = std::max(largest, bytes[t]);
+  }
+  const size_t limit = testing::most_needed(plan, bytes) + largest;
+  size_t seen = 0;    // the largest result so far
+  size_t worst = 0;   // the most held + seen when a task started, over the limit
+  size_t starts = 0;  // tasks that started with results held
+  Callbacks watch;
+  watch.pretask = [&](const RunState& s, uint32_t, int) {
+    worst = std::max(worst, s.held_bytes() + seen);
+    starts += s.held_bytes() > 0 ? 1 : 0;
+  };
+  watch.posttask = [&](const RunState&, uint32_t, const Value& v, int) { seen = std::max(seen, v.nbytes()); };
+  RunStats stats;
+  get(plan, {.num_workers = 1, .callbacks = {watch}, .stats = &stats, .memory_limit = limit,
+             .scratch_dir = scratch.dir.string()});
+  CHECK(stats.spill_count > 0);
+  CHECK(starts > 0);
+  CHECK(worst <= limit);
+}
+
 TEST_CASE("MemoryLimitError when one task's inputs and result exceed the limit") {
   //   a (3000 B) ── b (3000 B)        limit 5000: b needs 6000 at once
   Graph g;

@@ -153,8 +153,9 @@ struct GetOptions {
   double memory_target = 0.6;
   //! While bytes held are at or above this fraction, no new task starts unless none is running.
   double memory_pause = 0.8;
-  //! Under the budget, the room kept for each running task while another runs,
-  //! in multiples of the largest result so far: 1 keeps room for its result;
+  //! Under the budget, the room kept for each running task (for a task alone,
+  //! when held results can spill to make it), in multiples of the largest result
+  //! so far: 1 keeps room for its result;
   //! 3 also for working memory twice as large (tessera.get: numpy's temporaries,
   //! as in `(x - m) / s`). At least 1 (get throws Error otherwise).
   double task_footprint = 1.0;
