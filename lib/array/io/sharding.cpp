@@ -7,12 +7,14 @@
 // present ones sorted by offset, neighbours that touch joined, one pread per
 // run. A shard written in order is one run.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/core/strided.hpp"
 #include "array/io/chunk_codec.hpp"
 
 namespace tessera::array::zarr::detail {
@@ -97,6 +99,10 @@ class Sharding final : public ChunkCodec {
   void decode_from(const ChunkSource& source, const NDArray& out) const override {
     const NDArray index = read_index(source);
     const uint64_t* f = index.data<uint64_t>();
+    if (raw_inner_ && count_ > 0 && dense(f)) {
+      read_dense(source, f[0], out);
+      return;
+    }
     bool in_order = true;
     uint64_t last = 0;
     for (size_t i = 0; i < count_; ++i) {
@@ -132,7 +138,7 @@ class Sharding final : public ChunkCodec {
         if (f[2 * id(j)] != end) break;
         end += f[2 * id(j) + 1];
       }
-      Buffer run = Buffer::allocate(std::max<size_t>(end - start, 1));
+      const Buffer run = thread_scratch(Scratch::encoded, end - start);
       source.read(start, MutableBytes(run.data(), end - start));
       for (; k < j; ++k) {
         const size_t i = id(k);
@@ -195,9 +201,12 @@ class Sharding final : public ChunkCodec {
       throw CodecError(absl::StrCat("truncated shard: ", size, " bytes, shorter than its index of ", s_.index_nbytes,
                                     " bytes"));
     }
-    NDArray index = NDArray::empty(DType::uint64(), index_shape_);
+    // Both in memory the thread keeps: a fresh megabyte of index per shard
+    // costs more in page faults than reading and checking it.
+    NDArray index(thread_scratch(Scratch::index, count_ * 16), DType::uint64(), index_shape_,
+                  NDArray::c_strides(index_shape_, sizeof(uint64_t)), 0);
     {
-      Buffer raw = Buffer::allocate(std::max<size_t>(s_.index_nbytes, 1));
+      const Buffer raw = thread_scratch(Scratch::encoded, s_.index_nbytes);
       source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(raw.data(), s_.index_nbytes));
       try {
         s_.index->decode(Bytes(raw.data(), s_.index_nbytes), index);
@@ -217,6 +226,57 @@ class Sharding final : public ChunkCodec {
       }
     }
     return index;
+  }
+
+  // Whether every inner chunk is present, raw and full size, stored in C
+  // order one after the other: the shard's data is then the inner chunks'
+  // elements as one array of the grid's axes, then the inner chunk's.
+  bool dense(const uint64_t* f) const {
+    uint64_t next = f[0];
+    for (size_t i = 0; i < count_; ++i, next += inner_nbytes_) {
+      if (f[2 * i] != next || f[2 * i + 1] != inner_nbytes_) return false;
+    }
+    return true;
+  }
+
+  // Reads a dense shard whose data starts at `start`: one read, and no work
+  // per inner chunk. The copy into `out` walks the grid's and the inner
+  // chunk's axes together, joined where both sides are contiguous (1 x 1
+  // inner chunks of a C-order shard are one run); a shard whose data lies in
+  // `out`'s layout is read straight into it.
+  void read_dense(const ChunkSource& source, uint64_t start, const NDArray& out) const {
+    const size_t nd = grid_.size();
+    const size_t total = count_ * inner_nbytes_;
+    std::vector<int64_t> shape(2 * nd);
+    std::array<std::vector<int64_t>, 2> strides{std::vector<int64_t>(2 * nd), std::vector<int64_t>(2 * nd)};
+    auto step = static_cast<int64_t>(inner_nbytes_);  // between neighbours along grid axis a
+    for (size_t a = nd; a-- > 0;) {
+      shape[a] = grid_[a];
+      shape[nd + a] = s_.inner_shape[a];
+      strides[0][a] = s_.inner_shape[a] * out.strides()[a];
+      strides[0][nd + a] = out.strides()[a];
+      strides[1][a] = step;
+      strides[1][nd + a] = raw_strides_[a];
+      step *= grid_[a];
+    }
+    array::detail::merge_axes(shape, strides);
+    const auto item = static_cast<int64_t>(s_.dtype.itemsize());
+    if (shape.empty() || (shape.size() == 1 && strides[0][0] == item && strides[1][0] == item)) {
+      source.read(start, MutableBytes(out.data(), total));
+      return;
+    }
+    const Buffer data = thread_scratch(Scratch::encoded, total);
+    source.read(start, MutableBytes(data.data(), total));
+    array::detail::for_each_row<2>(shape, {out.data(), data.data()}, {&strides[0], &strides[1]},
+                                   [item](auto p, int64_t count, auto inner) {
+                                     if (inner[0] == item && inner[1] == item) {
+                                       std::memcpy(p[0], p[1], static_cast<size_t>(count * item));
+                                       return;
+                                     }
+                                     for (int64_t j = 0; j < count; ++j) {
+                                       std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], static_cast<size_t>(item));
+                                     }
+                                   });
   }
 
   // Inner chunk number `i` (C order) as its position in the shard's grid.
