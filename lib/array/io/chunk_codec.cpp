@@ -86,7 +86,7 @@ class Pipeline final : public ChunkCodec {
                                       shape_str(s_.chunk_shape), "), found ", in.size(), " bytes"));
       }
       MutableBytes dst = target(nbytes_);
-      std::memcpy(dst.data(), in.data(), nbytes_);
+      if (dst.data() != in.data()) std::memcpy(dst.data(), in.data(), nbytes_);
     }
     if (direct) return;
     if (s_.big_endian) byteswap(scratch.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);

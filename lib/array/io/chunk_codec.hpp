@@ -43,7 +43,8 @@ class ChunkCodec {
  public:
   virtual ~ChunkCodec() = default;
   //! Decodes one chunk from `in` into `out` (the chunk's full shape, writable, any
-  //! strides). CodecError when the bytes are bad.
+  //! strides). CodecError when the bytes are bad. `in` may start at out's first
+  //! byte when out is C-contiguous (a shard's index decodes in place).
   virtual void decode(codec::Bytes in, const NDArray& out) const = 0;
   //! Decodes from a source; the default reads it whole and calls decode.
   virtual void decode_from(const ChunkSource& source, const NDArray& out) const;

@@ -97,9 +97,10 @@ class Sharding final : public ChunkCodec {
   }
 
   void decode_from(const ChunkSource& source, const NDArray& out) const override {
-    const NDArray index = read_index(source);
+    bool is_dense = false;
+    const NDArray index = read_index(source, is_dense);
     const uint64_t* f = index.data<uint64_t>();
-    if (raw_inner_ && count_ > 0 && dense(f)) {
+    if (is_dense) {
       read_dense(source, f[0], out);
       return;
     }
@@ -194,29 +195,32 @@ class Sharding final : public ChunkCodec {
   }
 
  private:
-  // The shard's index, decoded and checked: every present inner chunk lies in the bytes outside the index.
-  NDArray read_index(const ChunkSource& source) const {
+  // The shard's index, decoded and checked: every present inner chunk lies in
+  // the bytes outside the index. `is_dense` tells whether the shard is dense
+  // (see dense()): its inner chunks are then checked as the one run they make.
+  NDArray read_index(const ChunkSource& source, bool& is_dense) const {
     const size_t size = source.size();
     if (size < s_.index_nbytes) {
       throw CodecError(absl::StrCat("truncated shard: ", size, " bytes, shorter than its index of ", s_.index_nbytes,
                                     " bytes"));
     }
-    // Both in memory the thread keeps: a fresh megabyte of index per shard
-    // costs more in page faults than reading and checking it.
-    NDArray index(thread_scratch(Scratch::index, count_ * 16), DType::uint64(), index_shape_,
-                  NDArray::c_strides(index_shape_, sizeof(uint64_t)), 0);
-    {
-      const Buffer raw = thread_scratch(Scratch::encoded, s_.index_nbytes);
-      source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(raw.data(), s_.index_nbytes));
-      try {
-        s_.index->decode(Bytes(raw.data(), s_.index_nbytes), index);
-      } catch (const CodecError& e) {
-        throw CodecError(absl::StrCat("shard index: ", e.what()));
-      }
+    // Read into memory the thread keeps (a fresh megabyte of index per shard
+    // costs more in page faults than reading and checking it) and decoded
+    // there, in place: the index codecs keep the fields where they are.
+    const Buffer memory = thread_scratch(Scratch::index, std::max(count_ * 16, s_.index_nbytes));
+    NDArray index(memory, DType::uint64(), index_shape_, NDArray::c_strides(index_shape_, sizeof(uint64_t)), 0);
+    source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(memory.data(), s_.index_nbytes));
+    try {
+      s_.index->decode(Bytes(memory.data(), s_.index_nbytes), index);
+    } catch (const CodecError& e) {
+      throw CodecError(absl::StrCat("shard index: ", e.what()));
     }
     const auto* f = index.data<uint64_t>();
     const uint64_t lo = s_.index_at_end ? 0 : s_.index_nbytes;
     const uint64_t hi = s_.index_at_end ? size - s_.index_nbytes : size;
+    const uint64_t total = count_ * inner_nbytes_;
+    is_dense = raw_inner_ && count_ > 0 && dense(f) && f[0] >= lo && total <= hi && f[0] <= hi - total;
+    if (is_dense) return index;
     for (size_t i = 0; i < count_; ++i) {
       const uint64_t offset = f[2 * i], nbytes = f[2 * i + 1];
       if (!missing(f, i) && (offset < lo || nbytes > hi || offset > hi - nbytes)) {
