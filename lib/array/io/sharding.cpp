@@ -271,16 +271,8 @@ class Sharding final : public ChunkCodec {
     }
     const Buffer data = thread_scratch(Scratch::encoded, total);
     source.read(start, MutableBytes(data.data(), total));
-    array::detail::for_each_row<2>(shape, {out.data(), data.data()}, {&strides[0], &strides[1]},
-                                   [item](auto p, int64_t count, auto inner) {
-                                     if (inner[0] == item && inner[1] == item) {
-                                       std::memcpy(p[0], p[1], static_cast<size_t>(count * item));
-                                       return;
-                                     }
-                                     for (int64_t j = 0; j < count; ++j) {
-                                       std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], static_cast<size_t>(item));
-                                     }
-                                   });
+    copy_from_scratch(NDArray(data, s_.dtype, shape, strides[1], 0),
+                      NDArray(out.buffer(), s_.dtype, shape, strides[0], out.offset()));
   }
 
   // Inner chunk number `i` (C order) as its position in the shard's grid.
