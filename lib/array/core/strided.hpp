@@ -46,4 +46,32 @@ void for_each_row(const std::vector<int64_t>& shape, std::array<std::byte*, K> b
   }
 }
 
+//! The same walk as `shape` with `strides`, in fewer axes: axes of extent 1
+//! dropped, and each axis joined to the next where every array steps over the
+//! next axis's whole extent to reach it (C-order neighbours in all K). Changes
+//! nothing for_each_row visits, only how many rows it takes (one, for arrays
+//! that are all contiguous in the same order). Extent-0 shapes are left alone.
+template <size_t K>
+void merge_axes(std::vector<int64_t>& shape, std::array<std::vector<int64_t>, K>& strides) {
+  for (int64_t e : shape) {
+    if (e == 0) return;
+  }
+  size_t kept = 0;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] == 1) continue;
+    bool joins = kept > 0;
+    for (size_t k = 0; k < K && joins; ++k) joins = strides[k][kept - 1] == strides[k][a] * shape[a];
+    if (joins) {
+      shape[kept - 1] *= shape[a];
+      for (size_t k = 0; k < K; ++k) strides[k][kept - 1] = strides[k][a];
+      continue;
+    }
+    shape[kept] = shape[a];
+    for (size_t k = 0; k < K; ++k) strides[k][kept] = strides[k][a];
+    ++kept;
+  }
+  shape.resize(kept);
+  for (size_t k = 0; k < K; ++k) strides[k].resize(kept);
+}
+
 }  // namespace tessera::array::detail

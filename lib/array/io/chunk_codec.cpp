@@ -86,7 +86,7 @@ class Pipeline final : public ChunkCodec {
                                       shape_str(s_.chunk_shape), "), found ", in.size(), " bytes"));
       }
       MutableBytes dst = target(nbytes_);
-      std::memcpy(dst.data(), in.data(), nbytes_);
+      if (dst.data() != in.data()) std::memcpy(dst.data(), in.data(), nbytes_);
     }
     if (direct) return;
     if (s_.big_endian) byteswap(scratch.data(), nbytes_ / s_.dtype.itemsize(), s_.dtype);
@@ -168,10 +168,11 @@ void copy_from_scratch(const NDArray& scratch, const NDArray& out) {
 }
 
 Buffer thread_scratch(Scratch use, size_t n) {
-  constexpr size_t kKept = size_t{4} << 20;  // at most 12 MiB kept per thread
+  constexpr size_t kKept = size_t{4} << 20;  // at most 16 MiB kept per thread
   if (n > kKept) return fresh(n);
-  thread_local Buffer kept[3];
+  thread_local Buffer kept[4];
   Buffer& b = kept[static_cast<size_t>(use)];
+  if (b.use_count() > 1) return fresh(n);  // still in use: the caller's is its own
   if (b.size() < n) b = fresh(n);
   return b;
 }

@@ -43,7 +43,8 @@ class ChunkCodec {
  public:
   virtual ~ChunkCodec() = default;
   //! Decodes one chunk from `in` into `out` (the chunk's full shape, writable, any
-  //! strides). CodecError when the bytes are bad.
+  //! strides). CodecError when the bytes are bad. `in` may start at out's first
+  //! byte when out is C-contiguous (a shard's index decodes in place).
   virtual void decode(codec::Bytes in, const NDArray& out) const = 0;
   //! Decodes from a source; the default reads it whole and calls decode.
   virtual void decode_from(const ChunkSource& source, const NDArray& out) const;
@@ -63,12 +64,14 @@ class ChunkCodec {
 
 using ChunkCodecPtr = std::shared_ptr<const ChunkCodec>;
 
-//! What a thread's scratch memory holds while one chunk is read.
-enum class Scratch { encoded, layout, chunk };
+//! What a thread's scratch memory holds while one chunk is read (`index`: a
+//! shard's decoded index).
+enum class Scratch { encoded, layout, chunk, index };
 //! At least `n` bytes of the calling thread's scratch memory for `use`, kept for
 //! its next chunk when at most 4 MiB (a chunk read per task would otherwise fault in
-//! fresh pages each time), fresh when large. Valid until the thread asks for
-//! the same use again.
+//! fresh pages each time), fresh when large. Fresh too while the kept one is
+//! still held (a shard nested in an inner chunk asks for the same use as the
+//! shard around it): a returned buffer is never handed out twice at once.
 Buffer thread_scratch(Scratch use, size_t n);
 //! out.assign(scratch) for a source in scratch memory (never a mapped file, so
 //! no SIGBUS guard, whose signal-mask system call per chunk costs more than

@@ -7,12 +7,14 @@
 // present ones sorted by offset, neighbours that touch joined, one pread per
 // run. A shard written in order is one run.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/core/strided.hpp"
 #include "array/io/chunk_codec.hpp"
 
 namespace tessera::array::zarr::detail {
@@ -95,8 +97,13 @@ class Sharding final : public ChunkCodec {
   }
 
   void decode_from(const ChunkSource& source, const NDArray& out) const override {
-    const NDArray index = read_index(source);
+    bool is_dense = false;
+    const NDArray index = read_index(source, is_dense);
     const uint64_t* f = index.data<uint64_t>();
+    if (is_dense) {
+      read_dense(source, f[0], out);
+      return;
+    }
     bool in_order = true;
     uint64_t last = 0;
     for (size_t i = 0; i < count_; ++i) {
@@ -132,7 +139,7 @@ class Sharding final : public ChunkCodec {
         if (f[2 * id(j)] != end) break;
         end += f[2 * id(j) + 1];
       }
-      Buffer run = Buffer::allocate(std::max<size_t>(end - start, 1));
+      const Buffer run = thread_scratch(Scratch::encoded, end - start);
       source.read(start, MutableBytes(run.data(), end - start));
       for (; k < j; ++k) {
         const size_t i = id(k);
@@ -188,26 +195,32 @@ class Sharding final : public ChunkCodec {
   }
 
  private:
-  // The shard's index, decoded and checked: every present inner chunk lies in the bytes outside the index.
-  NDArray read_index(const ChunkSource& source) const {
+  // The shard's index, decoded and checked: every present inner chunk lies in
+  // the bytes outside the index. `is_dense` tells whether the shard is dense
+  // (see dense()): its inner chunks are then checked as the one run they make.
+  NDArray read_index(const ChunkSource& source, bool& is_dense) const {
     const size_t size = source.size();
     if (size < s_.index_nbytes) {
       throw CodecError(absl::StrCat("truncated shard: ", size, " bytes, shorter than its index of ", s_.index_nbytes,
                                     " bytes"));
     }
-    NDArray index = NDArray::empty(DType::uint64(), index_shape_);
-    {
-      Buffer raw = Buffer::allocate(std::max<size_t>(s_.index_nbytes, 1));
-      source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(raw.data(), s_.index_nbytes));
-      try {
-        s_.index->decode(Bytes(raw.data(), s_.index_nbytes), index);
-      } catch (const CodecError& e) {
-        throw CodecError(absl::StrCat("shard index: ", e.what()));
-      }
+    // Read into memory the thread keeps (a fresh megabyte of index per shard
+    // costs more in page faults than reading and checking it) and decoded
+    // there, in place: the index codecs keep the fields where they are.
+    const Buffer memory = thread_scratch(Scratch::index, std::max(count_ * 16, s_.index_nbytes));
+    NDArray index(memory, DType::uint64(), index_shape_, NDArray::c_strides(index_shape_, sizeof(uint64_t)), 0);
+    source.read(s_.index_at_end ? size - s_.index_nbytes : 0, MutableBytes(memory.data(), s_.index_nbytes));
+    try {
+      s_.index->decode(Bytes(memory.data(), s_.index_nbytes), index);
+    } catch (const CodecError& e) {
+      throw CodecError(absl::StrCat("shard index: ", e.what()));
     }
     const auto* f = index.data<uint64_t>();
     const uint64_t lo = s_.index_at_end ? 0 : s_.index_nbytes;
     const uint64_t hi = s_.index_at_end ? size - s_.index_nbytes : size;
+    const uint64_t total = count_ * inner_nbytes_;
+    is_dense = raw_inner_ && count_ > 0 && dense(f) && f[0] >= lo && total <= hi && f[0] <= hi - total;
+    if (is_dense) return index;
     for (size_t i = 0; i < count_; ++i) {
       const uint64_t offset = f[2 * i], nbytes = f[2 * i + 1];
       if (!missing(f, i) && (offset < lo || nbytes > hi || offset > hi - nbytes)) {
@@ -217,6 +230,49 @@ class Sharding final : public ChunkCodec {
       }
     }
     return index;
+  }
+
+  // Whether every inner chunk is present, raw and full size, stored in C
+  // order one after the other: the shard's data is then the inner chunks'
+  // elements as one array of the grid's axes, then the inner chunk's.
+  bool dense(const uint64_t* f) const {
+    uint64_t next = f[0];
+    for (size_t i = 0; i < count_; ++i, next += inner_nbytes_) {
+      if (f[2 * i] != next || f[2 * i + 1] != inner_nbytes_) return false;
+    }
+    return true;
+  }
+
+  // Reads a dense shard whose data starts at `start`: one read, and no work
+  // per inner chunk. The copy into `out` walks the grid's and the inner
+  // chunk's axes together, joined where both sides are contiguous (1 x 1
+  // inner chunks of a C-order shard are one run); a shard whose data lies in
+  // `out`'s layout is read straight into it.
+  void read_dense(const ChunkSource& source, uint64_t start, const NDArray& out) const {
+    const size_t nd = grid_.size();
+    const size_t total = count_ * inner_nbytes_;
+    std::vector<int64_t> shape(2 * nd);
+    std::array<std::vector<int64_t>, 2> strides{std::vector<int64_t>(2 * nd), std::vector<int64_t>(2 * nd)};
+    auto step = static_cast<int64_t>(inner_nbytes_);  // between neighbours along grid axis a
+    for (size_t a = nd; a-- > 0;) {
+      shape[a] = grid_[a];
+      shape[nd + a] = s_.inner_shape[a];
+      strides[0][a] = s_.inner_shape[a] * out.strides()[a];
+      strides[0][nd + a] = out.strides()[a];
+      strides[1][a] = step;
+      strides[1][nd + a] = raw_strides_[a];
+      step *= grid_[a];
+    }
+    array::detail::merge_axes(shape, strides);
+    const auto item = static_cast<int64_t>(s_.dtype.itemsize());
+    if (shape.empty() || (shape.size() == 1 && strides[0][0] == item && strides[1][0] == item)) {
+      source.read(start, MutableBytes(out.data(), total));
+      return;
+    }
+    const Buffer data = thread_scratch(Scratch::encoded, total);
+    source.read(start, MutableBytes(data.data(), total));
+    copy_from_scratch(NDArray(data, s_.dtype, shape, strides[1], 0),
+                      NDArray(out.buffer(), s_.dtype, shape, strides[0], out.offset()));
   }
 
   // Inner chunk number `i` (C order) as its position in the shard's grid.

@@ -15,9 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
+#include "array/io/chunk_codec.hpp"
+#include "array/io/codecs/codec.hpp"
 #include "array/support.hpp"
 #include "python_peer.hpp"
 #include "tessera/array/array.hpp"
@@ -186,6 +189,62 @@ write_sharded(f'{d}/tiny', pattern('<u1', (9,)), (4,), (1,))
   CHECK(array_equal(from_zarr(dir / "reversed").compute({.num_workers = 2}), holes));  // inner chunks stored last first
   CHECK(array_equal(from_zarr(dir / "big").compute({.num_workers = 2}), pattern_array(DType::float64(), {7, 8})));
   CHECK(zarr::open(dir / "end").metadata().dimension_names == std::vector<std::string>{"y", ""});
+}
+
+TEST_CASE("zarr v3: shards of raw inner chunks stored in order read in one piece into any layout") {
+  // One-element, row and 2 x 3 inner chunks, each shard read into a C-order and
+  // a Fortran-order block: the shard's bytes go straight into a block laid out
+  // as they are, and are copied by rows into any other.
+  TempDir dir;
+  const NDArray values = pattern_array(DType::int16(), {8, 12});
+  for (const Shape& inner : {Shape{1, 1}, Shape{1, 6}, Shape{2, 3}}) {
+    CAPTURE(shape_str(inner));
+    const std::string path = dir / ("s" + shape_str(inner));
+    store(from_ndarray(values, {4, 6}), path, {.zarr = {.zarr_format = 3, .inner_chunks = inner}});
+    const zarr::Store z = zarr::open(path);
+    CHECK(array_equal(from_zarr(path).compute({.num_workers = 2}), values));
+    for (bool fortran : {false, true}) {
+      const Shape shape{4, 6};
+      const Strides strides = fortran ? NDArray::f_strides(shape, 2) : NDArray::c_strides(shape, 2);
+      const NDArray out(Buffer::allocate(48), DType::int16(), shape, strides, 0);
+      z.read_into({1, 1}, out);
+      CHECK(array_equal(out, values.slice({Slice{4, 8}, Slice{6, 12}})));
+    }
+  }
+}
+
+TEST_CASE("zarr v3: crc32c with the processor's instruction equals the table's at every length, and the known check value") {
+  using codec::Bytes;
+  const std::string check = "123456789";
+  CHECK(codec::crc32c_checksum(Bytes(reinterpret_cast<const std::byte*>(check.data()), check.size())) == 0xE3069283u);
+  CHECK(codec::crc32c_checksum(Bytes(reinterpret_cast<const std::byte*>(check.data()), check.size()), true) == 0xE3069283u);
+  std::vector<std::byte> bytes(3 * 3 * 4096 + 100);
+  std::mt19937 random(25);
+  for (std::byte& b : bytes) b = static_cast<std::byte>(random());
+  // Around one and two blocks of three 4 KiB streams, and odd starts.
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{12287}, size_t{12288}, size_t{12289},
+                   size_t{12295}, size_t{24576}, size_t{24577}, bytes.size() - 3}) {
+    for (size_t start : {size_t{0}, size_t{3}}) {
+      CAPTURE(n);
+      CAPTURE(start);
+      const Bytes in(bytes.data() + start, n);
+      CHECK(codec::crc32c_checksum(in) == codec::crc32c_checksum(in, true));
+    }
+  }
+}
+
+TEST_CASE("zarr: a thread's scratch buffer still held is not handed out again (a shard inside an inner chunk)") {
+  using zarr::detail::Scratch;
+  using zarr::detail::thread_scratch;
+  const std::byte* first = nullptr;
+  {
+    const Buffer held = thread_scratch(Scratch::index, 1000);
+    first = held.data();
+    const Buffer nested = thread_scratch(Scratch::index, 1000);
+    CHECK(nested.data() != held.data());
+  }
+  // Once let go, the kept one is used again.
+  CHECK(thread_scratch(Scratch::index, 1000).data() == first);
 }
 
 TEST_CASE("zarr v3: float16 both ways with the independent encoder: sharded, big-endian, gzip, hex and NaN fill values" *
