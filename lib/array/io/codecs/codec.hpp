@@ -106,10 +106,9 @@ int64_t spec_int(const std::vector<std::string>& args, size_t i, int64_t fallbac
 //! The codec's name as written in `config` ("id" in v2, "name" in v3), or the JSON itself.
 std::string codec_name(const nlohmann::json& config);
 
-//! The CRC-32C (Castagnoli) of `in`, as the crc32c codec stores it: with the
-//! processor's crc32 instruction where it has one, else table-driven;
-//! `portable` forces the table (tests compare the two).
-uint32_t crc32c_checksum(Bytes in, bool portable = false);
+//! The CRC-32C (Castagnoli) of `in`, as the crc32c codec stores it (ISA-L's, with
+//! the processor's crc32 instruction where it has one).
+uint32_t crc32c_checksum(Bytes in);
 
 // The codecs, one file each.
 extern const CodecType kBlosc, kZstd, kZlib, kGzip, kLz4, kBz2, kLzma, kCrc32c, kDelta, kFixedScaleOffset;
