@@ -172,6 +172,28 @@ TEST_CASE("MPI get: matmul, rfft2, map_overlap, sums along each axis and rechunk
   }
 }
 
+// Rows to columns across the ranks: only the pieces that change rank travel.
+// Both grids split evenly over the ranks, so a rank keeps 1/size of each of its
+// row blocks and sends the rest: (size - 1) / size of the array (plus the
+// messages' headers and the sum's partials). The fused form sent each whole
+// row block to every rank that needed a piece of it: size - 1 times the array.
+TEST_CASE("MPI get: a rechunk across ranks sends only the pieces that change rank, at most the array's bytes") {
+  const ta::Array x = ta::random({512, 512}, std::vector<std::vector<int64_t>>{std::vector<int64_t>(4, 128), {512}}, 5);
+  const ta::Array total = ta::sum(ta::rechunk(x, {512, 128}, {.method = ta::RechunkMethod::tasks}));
+  RunStats stats;
+  const ta::NDArray got = total.compute({.num_workers = 2, .stats = &stats, .communicator = mpi::world_communicator()});
+  int64_t sent = 0;
+  for (int64_t b : mpi::world_communicator()->allgather(static_cast<int64_t>(stats.bytes_sent))) sent += b;
+  const int64_t bytes = x.nbytes(), n = mpi::world_size();
+  CHECK(sent <= bytes);
+  CHECK(sent <= bytes * (n - 1) / n + (64 << 10));
+  if (mpi::world_rank() == 0) {
+    CHECK(same_block(got, total.compute()));
+    std::printf("%d ranks: a rechunk of %lld bytes sent %lld bytes\n", mpi::world_size(), static_cast<long long>(bytes),
+                static_cast<long long>(sent));
+  }
+}
+
 TEST_CASE("MPI get: a delayed pipeline computed with the world communicator equals one process's, bit for bit") {
   std::vector<Delayed<std::vector<double>>> parts;
   for (int64_t i = 0; i < 12; ++i) {
