@@ -194,6 +194,44 @@ TEST_CASE("MPI get: a rechunk across ranks sends only the pieces that change ran
   }
 }
 
+// The ranks of the second half compute 16 blocks of 64 KiB each that only
+// the first half's tasks read: results for other ranks, released once sent
+// rather than kept to the end of the run, so such a rank holds a few at once.
+TEST_CASE("MPI get: a result computed for other ranks only is released once sent, not kept to the end") {
+  constexpr int64_t kElems = 8192;
+  constexpr size_t kBlock = kElems * sizeof(double) + sizeof(std::vector<double>);  // nbytes
+  const int size = mpi::world_size();
+  const int64_t n = 32 * size, half = n / 2;
+  Graph g;
+  std::vector<Key> request;
+  for (int64_t i = 0; i < n; ++i) {
+    g.task(Key("x", {i}), [i] { return std::vector<double>(kElems, static_cast<double>(i)); });
+    g.task(Key("c", {i}), [i] { return static_cast<double>(i) / 3.0; });
+    // ("y", j) of the first half reads its own ("x", j) and ("c", j) and
+    // ("x", j + half) of another rank, so it stays on its grid's rank and the
+    // block travels.
+    if (i < half) {
+      g.task(Key("y", {i}), [](const std::vector<double>& x, const std::vector<double>& far, double c) {
+               return x[0] + far[0] * c + far.back();
+             }, ref(Key("x", {i})), ref(Key("x", {i + half})), ref(Key("c", {i})));
+    } else {
+      g.task(Key("y", {i}), [](double c) { return c; }, ref(Key("c", {i})));
+    }
+    request.push_back(Key("y", {i}));
+  }
+  RunStats stats;
+  const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .stats = &stats});
+  if (mpi::world_rank() >= size / 2) {
+    CAPTURE(mpi::world_rank());
+    CHECK(stats.bytes_sent >= static_cast<size_t>(n / size) * kElems * sizeof(double));
+    CHECK(stats.peak_held_bytes <= 4 * kBlock);
+  }
+  if (mpi::world_rank() == 0) {
+    const Result expected = get_sync(g, Keys(request));
+    for (size_t k = 0; k < request.size(); ++k) CHECK(r[k].as<double>() == expected[k].as<double>());
+  }
+}
+
 TEST_CASE("MPI get: a delayed pipeline computed with the world communicator equals one process's, bit for bit") {
   std::vector<Delayed<std::vector<double>>> parts;
   for (int64_t i = 0; i < 12; ++i) {
