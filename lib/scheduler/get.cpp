@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <absl/container/flat_hash_map.h>
@@ -19,6 +20,8 @@
 
 #include "across.hpp"
 #include "run.hpp"
+#include "split_across.hpp"
+#include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -109,8 +112,17 @@ std::span<const Key> inbox_keys(const GetOptions& options) {
   return options.inbox->keys();
 }
 
+// A run across several ranks runs g's split form (split_across.hpp), which the
+// Plan refers to: it lives in the caller's frame.
+std::optional<Graph> split_form(const Graph& g, const GetOptions& options) {
+  if (options.communicator && options.communicator->size() > 1) return detail::split_for_ranks(g);
+  return std::nullopt;
+}
+
 Result get_sync(const Graph& g, const Keys& keys, const GetOptions& options) {
-  return get_sync(arena_for(1).execute([&] { return Plan(g, keys, options.cache, inbox_keys(options)); }), options);
+  const std::optional<Graph> split = split_form(g, options);
+  const Graph& run = split ? *split : g;
+  return get_sync(arena_for(1).execute([&] { return Plan(run, keys, options.cache, inbox_keys(options)); }), options);
 }
 
 Result get(const Plan& plan, const GetOptions& options) {
@@ -136,7 +148,9 @@ Result get(const Plan& plan, const GetOptions& options) {
 
 Result get(const Graph& g, const Keys& keys, const GetOptions& options) {
   const int n = resolve_workers(options.num_workers);
-  return get(arena_for(n).execute([&] { return Plan(g, keys, options.cache, inbox_keys(options)); }), options);
+  const std::optional<Graph> split = split_form(g, options);
+  const Graph& run = split ? *split : g;
+  return get(arena_for(n).execute([&] { return Plan(run, keys, options.cache, inbox_keys(options)); }), options);
 }
 
 }  // namespace tessera

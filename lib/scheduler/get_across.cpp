@@ -31,6 +31,7 @@
 // crashed), and the run stops with RankLostError naming it. The loop then
 // waits neither for that peer's "done" nor for sends it will never take.
 #include "across.hpp"
+#include "inbox_state.hpp"
 #include "rank_error.hpp"
 
 #include <algorithm>
@@ -469,6 +470,11 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   check_same_plan(plan, comm);
   Routes routes = route(plan, comm.rank(), comm.size(), options.result_on_every_rank);
   auto inbox = std::make_shared<Inbox>(routes.inbox);
+  // Without a limit, the results this rank computes for others are released
+  // after their hooks and local readers, not kept to the end of the run. With
+  // one they stay the run's (counted, spillable) while they wait in the send
+  // queue, which counts them as values the run holds.
+  if (options.memory_limit == 0) inbox_state(*inbox).set_returned(routes.returned);
   const Plan local_plan(plan.graph(), Keys(routes.request), cached_values(plan), routes.inbox);
   Exchange exchange(plan, comm, routes, *inbox, options.memory_limit, options.lost_after_seconds);
 

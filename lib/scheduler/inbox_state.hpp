@@ -36,6 +36,13 @@ class InboxState {
   //! Bytes (Value::nbytes) of the values delivered and not taken by the run yet.
   size_t untaken_bytes() const { return untaken_bytes_.load(std::memory_order_acquire); }
   bool failed() const { return failed_.load(std::memory_order_acquire); }
+  //! The caller's requested keys are the Plan's first `n`; the others are
+  //! requested only so that the Plan keeps them: their results leave through a
+  //! posttask hook (to other ranks), and the run releases each once its hooks
+  //! ran and its local readers finished (a run across ranks sets it before the
+  //! run starts; default: every requested key is the caller's).
+  void set_returned(size_t n) { returned_ = n; }
+  size_t returned() const { return returned_; }
 
   // The run's side.
   //! Binds the run whose sleeping workers wait on `epoch`; throws ValueError
@@ -70,6 +77,7 @@ class InboxState {
   std::exception_ptr error_;
   std::atomic<uint32_t>* epoch_ = nullptr;  // the attached run's
   bool used_ = false, closed_ = false;
+  size_t returned_ = SIZE_MAX;
 };
 
 }  // namespace tessera::detail

@@ -239,7 +239,9 @@ Run::Step Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) 
       settle_locked(w, s);
     }
     if (!call_posttask(task, w.id)) return Step::over;
+    Value dropped;  // destroyed after the lock
     Lock lk(lock_);
+    if (uses_[task].load(std::memory_order_relaxed) == 0) drop_unread_locked(task, s.bytes, dropped);
     collect_ready(w, task);
     step = push_and_pop_locked(lk, w, next);
   } else {
@@ -330,6 +332,18 @@ void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
     }
     values_[d] = Value();
   }
+}
+
+// With lock_ held: a result that nothing of this run reads and that was not
+// requested (a result for other ranks, Run::release_sent) leaves once posttask
+// handed it on. Its readers are elsewhere, so uses_ was 0 from the start and
+// it was never a spill victim.
+void Run::drop_unread_locked(uint32_t task, size_t bytes, Value& dropped) {
+  dropped = std::move(values_[task]);
+  values_[task] = Value();
+  held_count_.store(held_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
+  if (budget_.load(std::memory_order_relaxed)) node_state_[task] = kReleased;
 }
 
 // With lock_ held: the dependents this completion made ready, sorted so the

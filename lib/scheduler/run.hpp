@@ -153,6 +153,8 @@ class Run final : public RunState {
   // The inbox (run_inbox.cpp; take_deliveries_locked, a completion, in
   // run.cpp): a delivery completes its task in the loop.
   void attach_inbox();
+  void release_sent(size_t returned);
+  void drop_unread_locked(uint32_t task, size_t bytes, Value& dropped);
   bool inbox_news(size_t taken) const;
   bool poll_inbox_locked(Worker& w);
   void take_deliveries_locked(Worker& w);

@@ -5,6 +5,7 @@
 // in run.cpp beside the other completion). An inbox task waits on one input, its
 // delivery: waiting_ holds 1 for it until then, so the switch to the budget and
 // the cycle search see it as waiting, not running.
+#include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 
 #include "run.hpp"
@@ -37,6 +38,7 @@ void Run::attach_inbox() {
                                     " is both in the cache and in the inbox; expected one source for it"));
     }
   }
+  release_sent(inbox.returned());
   inbox_task_.assign(inbox.keys().size(), kNoTask);
   for (uint32_t task : plan_.inbox_tasks()) {
     inbox_task_[static_cast<size_t>(inbox.index_of(plan_.key(task)))] = task;
@@ -61,6 +63,20 @@ bool Run::poll_inbox_locked(Worker& w) {
   }
   take_deliveries_locked(w);
   return true;
+}
+
+// The requested keys past the caller's first `returned` are results for other
+// ranks: they lose the use a request keeps (unless the caller requested them
+// too), so the last local reader releases them, or, read by none here,
+// drop_unread_locked once posttask handed them on.
+void Run::release_sent(size_t returned) {
+  const std::vector<uint32_t>& requested = plan_.requested();
+  if (returned >= requested.size()) return;
+  absl::flat_hash_set<uint32_t> callers(requested.begin(), requested.begin() + static_cast<std::ptrdiff_t>(returned));
+  for (size_t k = returned; k < requested.size(); ++k) {
+    const uint32_t u = requested[k];
+    if (u < plan_.num_tasks() && !callers.contains(u)) uses_[u].fetch_sub(1, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace tessera::detail

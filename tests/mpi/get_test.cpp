@@ -172,6 +172,66 @@ TEST_CASE("MPI get: matmul, rfft2, map_overlap, sums along each axis and rechunk
   }
 }
 
+// Rows to columns across the ranks: only the pieces that change rank travel.
+// Both grids split evenly over the ranks, so a rank keeps 1/size of each of its
+// row blocks and sends the rest: (size - 1) / size of the array (plus the
+// messages' headers and the sum's partials). The fused form sent each whole
+// row block to every rank that needed a piece of it: size - 1 times the array.
+TEST_CASE("MPI get: a rechunk across ranks sends only the pieces that change rank, at most the array's bytes") {
+  const ta::Array x = ta::random({512, 512}, std::vector<std::vector<int64_t>>{std::vector<int64_t>(4, 128), {512}}, 5);
+  const ta::Array total = ta::sum(ta::rechunk(x, {512, 128}, {.method = ta::RechunkMethod::tasks}));
+  RunStats stats;
+  const ta::NDArray got = total.compute({.num_workers = 2, .stats = &stats, .communicator = mpi::world_communicator()});
+  int64_t sent = 0;
+  for (int64_t b : mpi::world_communicator()->allgather(static_cast<int64_t>(stats.bytes_sent))) sent += b;
+  const int64_t bytes = x.nbytes(), n = mpi::world_size();
+  CHECK(sent <= bytes);
+  CHECK(sent <= bytes * (n - 1) / n + (64 << 10));
+  if (mpi::world_rank() == 0) {
+    CHECK(same_block(got, total.compute()));
+    std::printf("%d ranks: a rechunk of %lld bytes sent %lld bytes\n", mpi::world_size(), static_cast<long long>(bytes),
+                static_cast<long long>(sent));
+  }
+}
+
+// The ranks of the second half compute 16 blocks of 64 KiB each that only
+// the first half's tasks read: results for other ranks, released once sent
+// rather than kept to the end of the run, so such a rank holds a few at once.
+TEST_CASE("MPI get: a result computed for other ranks only is released once sent, not kept to the end") {
+  constexpr int64_t kElems = 8192;
+  constexpr size_t kBlock = kElems * sizeof(double) + sizeof(std::vector<double>);  // nbytes
+  const int size = mpi::world_size();
+  const int64_t n = 32 * size, half = n / 2;
+  Graph g;
+  std::vector<Key> request;
+  for (int64_t i = 0; i < n; ++i) {
+    g.task(Key("x", {i}), [i] { return std::vector<double>(kElems, static_cast<double>(i)); });
+    g.task(Key("c", {i}), [i] { return static_cast<double>(i) / 3.0; });
+    // ("y", j) of the first half reads its own ("x", j) and ("c", j) and
+    // ("x", j + half) of another rank, so it stays on its grid's rank and the
+    // block travels.
+    if (i < half) {
+      g.task(Key("y", {i}), [](const std::vector<double>& x, const std::vector<double>& far, double c) {
+               return x[0] + far[0] * c + far.back();
+             }, ref(Key("x", {i})), ref(Key("x", {i + half})), ref(Key("c", {i})));
+    } else {
+      g.task(Key("y", {i}), [](double c) { return c; }, ref(Key("c", {i})));
+    }
+    request.push_back(Key("y", {i}));
+  }
+  RunStats stats;
+  const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .stats = &stats});
+  if (mpi::world_rank() >= size / 2) {
+    CAPTURE(mpi::world_rank());
+    CHECK(stats.bytes_sent >= static_cast<size_t>(n / size) * kElems * sizeof(double));
+    CHECK(stats.peak_held_bytes <= 4 * kBlock);
+  }
+  if (mpi::world_rank() == 0) {
+    const Result expected = get_sync(g, Keys(request));
+    for (size_t k = 0; k < request.size(); ++k) CHECK(r[k].as<double>() == expected[k].as<double>());
+  }
+}
+
 TEST_CASE("MPI get: a delayed pipeline computed with the world communicator equals one process's, bit for bit") {
   std::vector<Delayed<std::vector<double>>> parts;
   for (int64_t i = 0; i < 12; ++i) {

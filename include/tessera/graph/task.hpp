@@ -108,6 +108,8 @@ class Arg {
   bool is_ref() const { return std::holds_alternative<RefArg>(v_); }
   //! The referenced key; only for a reference.
   const Key& key() const { return std::get<RefArg>(v_).key; }
+  //! The literal value; nullptr unless this argument is a literal.
+  const Value* literal() const { return std::get_if<Value>(&v_); }
   //! Levels of nested tasks and lists in this argument (0 for a key or a literal).
   uint32_t depth() const;
 

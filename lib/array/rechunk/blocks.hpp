@@ -36,6 +36,8 @@ struct PieceCopy {
   SmallIndex source_start;
   SmallIndex output_start;
   SmallIndex shape;
+  //! The piece is its whole source block (a fused task's source is then read as is).
+  bool whole = false;
 };
 
 //! How to build one new block from its sources.

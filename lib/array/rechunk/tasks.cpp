@@ -19,6 +19,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/rechunk/blocks.hpp"
+#include "scheduler/split_across.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
 
@@ -131,20 +132,57 @@ Task assemble_task(std::string name, std::vector<Arg> sources, Plan plan) {
                          std::move(args));
 }
 
-// A task cutting `piece` out of `block`: a compact copy of it (getitem), or with
-// `contiguous` a C-contiguous block (rechunk_view: the view when it is one).
-// getitem copies where dask's makes a view: a view keeps its whole old block
-// alive while the scheduler counts (and spills) only the piece, so under a
-// memory limit spilling pieces would free nothing until every piece of a block
-// had gone; a copy lets the old block go once it is cut up.
-Task box_task(Key block, const Intersection& piece, bool contiguous) {
-  std::vector<int64_t> start(piece.input_start.begin(), piece.input_start.end());
-  std::vector<int64_t> shape(piece.shape.begin(), piece.shape.end());
+// A task cutting the box [start, start + shape) out of `block`: a compact copy
+// of it (getitem), or with `contiguous` a C-contiguous block (rechunk_view: the
+// view when it is one). getitem copies where dask's makes a view: a view keeps
+// its whole old block alive while the scheduler counts (and spills) only the
+// piece, so under a memory limit spilling pieces would free nothing until every
+// piece of a block had gone; a copy lets the old block go once it is cut up
+// (and, across ranks, only the piece travels).
+Task box_task(Key block, std::vector<int64_t> start, std::vector<int64_t> shape, bool contiguous) {
   return Task(fn(contiguous ? "rechunk_view" : "getitem",
                  [contiguous](const NDArray& b, const std::vector<int64_t>& s, const std::vector<int64_t>& n) {
                    return contiguous ? contiguous_box(b, s, n) : box_view(b, s, n).copy();
                  }),
               ref(std::move(block)), std::move(start), std::move(shape));
+}
+
+Task box_task(Key block, const Intersection& piece, bool contiguous) {
+  return box_task(std::move(block), {piece.input_start.begin(), piece.input_start.end()},
+                  {piece.shape.begin(), piece.shape.end()}, contiguous);
+}
+
+// A fused rechunk_copy task split for a run across ranks (split_across.hpp):
+// a getitem per piece that is not a whole old block, keyed
+// `rechunk-piece-TOKEN-J...-k` (J the new block's index, k the piece), and
+// `key` concatenating them. The pieces read one block each, so placement
+// runs them on their block's rank and only they travel to the new block's
+// rank; their keys have no indices, so no grid share holds one back there.
+// The fused task's sources are distinct old blocks: its dependencies, in order.
+void split_fused(const Key& key, const Task& task, Graph& out) {
+  const Value* literal = task.args().size() == 2 ? task.args()[1].literal() : nullptr;
+  if (literal == nullptr || !literal->is<Plan>()) return;  // not rechunk's: leave it whole
+  const BlockAssembly& fused = *literal->as<Plan>();
+  const std::vector<Key>& sources = task.dependencies();
+  std::string prefix(key.name());
+  if (prefix.starts_with("rechunk-merge-")) prefix.replace(0, 14, "rechunk-piece-");
+  for (int64_t j : key.index()) absl::StrAppend(&prefix, "-", j);
+  auto plan = std::make_shared<BlockAssembly>(fused);
+  std::vector<Arg> args;
+  for (size_t k = 0; k < plan->pieces.size(); ++k) {
+    PieceCopy& p = plan->pieces[k];
+    const Key& block = sources.at(p.source);
+    p.source = args.size();
+    if (p.whole) {
+      args.emplace_back(ref(block));
+      continue;
+    }
+    const Key piece(absl::StrCat(prefix, "-", k));
+    out.put(piece, box_task(block, {p.source_start.begin(), p.source_start.end()}, {p.shape.begin(), p.shape.end()}, false));
+    args.emplace_back(ref(piece));
+    p.source_start.assign(p.shape.size(), 0);  // the getitem already cut the box
+  }
+  out.put(key, assemble_task("rechunk_concatenate", std::move(args), std::move(plan)));
 }
 
 // Whether new block `out` is made by one fused task: it holds the whole old
@@ -160,6 +198,8 @@ bool fused_fits(const StepInput& x, const Chunks& chunks, std::span<const int64_
   }
   return held <= static_cast<size_t>(options.fused_task_limit);
 }
+
+[[maybe_unused]] const bool split_registered = tessera::detail::register_split_for_ranks("rechunk_copy", &split_fused);
 
 }  // namespace
 
@@ -192,8 +232,9 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions&
     std::vector<Arg> sources;
     for (const Intersection& p : pieces) {
       PieceCopy copy{sources.size(), {p.input_start.begin(), p.input_start.end()},
-                     {p.output_start.begin(), p.output_start.end()}, {p.shape.begin(), p.shape.end()}};
-      if (fuse || is_whole_block(x.chunks, p)) {
+                     {p.output_start.begin(), p.output_start.end()}, {p.shape.begin(), p.shape.end()},
+                     is_whole_block(x.chunks, p)};
+      if (fuse || copy.whole) {
         sources.emplace_back(ref(input_key(x, p.input_block)));
       } else {
         const Key s(split, {splits++});
