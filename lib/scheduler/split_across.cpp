@@ -1,7 +1,6 @@
 // The registry of split_across.hpp and the rewrite over a graph.
 #include "split_across.hpp"
 
-#include <cstdio>
 #include <mutex>
 #include <vector>
 

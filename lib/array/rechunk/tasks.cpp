@@ -14,6 +14,7 @@
 
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <absl/strings/str_cat.h>
@@ -102,6 +103,10 @@ NDArray assemble_block(const std::vector<NDArray>& sources, const BlockAssembly&
 
 namespace {
 
+// The name of a rechunk's new blocks, before the token (`rechunk-merge-TOKEN`),
+// and of the pieces a run across ranks cuts for them (split_fused).
+constexpr std::string_view kMergeName = "rechunk-merge-", kPieceName = "rechunk-piece-";
+
 using Plan = std::shared_ptr<const BlockAssembly>;
 
 Key input_key(const StepInput& x, const Intersection::Index& block) { return x.block_key(block); }
@@ -165,7 +170,7 @@ void split_fused(const Key& key, const Task& task, Graph& out) {
   const BlockAssembly& fused = *literal->as<Plan>();
   const std::vector<Key>& sources = task.dependencies();
   std::string prefix(key.name());
-  if (prefix.starts_with("rechunk-merge-")) prefix.replace(0, 14, "rechunk-piece-");
+  if (prefix.starts_with(kMergeName)) prefix.replace(0, kMergeName.size(), kPieceName);
   for (int64_t j : key.index()) absl::StrAppend(&prefix, "-", j);
   auto plan = std::make_shared<BlockAssembly>(fused);
   std::vector<Arg> args;
@@ -204,7 +209,7 @@ bool fused_fits(const StepInput& x, const Chunks& chunks, std::span<const int64_
 }  // namespace
 
 Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions& options, const std::string& token) {
-  const std::string merge = "rechunk-merge-" + token;
+  const std::string merge = std::string(kMergeName) + token;
   const std::string split = "rechunk-split-" + token;
   const std::vector<AxisMap> maps = old_to_new(x.chunks.sizes(), chunks.sizes());
   Graph layer;
@@ -250,7 +255,7 @@ Step tasks_layer(const StepInput& x, const Chunks& chunks, const RechunkOptions&
 }
 
 Step empty_layer(const StepInput& x, const Chunks& chunks, const std::string& token) {
-  const std::string name = "rechunk-merge-" + token;
+  const std::string name = std::string(kMergeName) + token;
   Graph layer;
   const DType dtype = x.dtype;
   for_each_block(chunks, [&](std::span<const int64_t> out) {
