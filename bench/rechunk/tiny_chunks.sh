@@ -8,6 +8,9 @@
 #   - sharded: the same 1 x 1 chunks as inner chunks of (256, 256) v3 shards;
 #   - cat: `cat` of every chunk file, one process (the file system's floor:
 #     each chunk is a file to open, read and close whoever reads it);
+#   - floor: bench/rechunk/syscall_floor.c, the system calls every reader of
+#     such a store makes per chunk file (open, fstat, pread, close) and nothing
+#     else, on 2 threads as tessera's 2 workers;
 #   - fixed: a 4 x 4 store, the fixed cost of any run (process start, plan,
 #     publish), to read the sharded ratio with that cost taken off both sides.
 # Prints each one's time and peak RSS, and the ratios of tessera's speed to the
@@ -77,6 +80,8 @@ best() {
 "$build/tools/tessera" rechunk "$data/expected.npy" "$data/sharded.zarr" --chunks 1,1 --shard 256,256 \
   --zarr-format 3 --max-mem 64MiB --no-progress >/dev/null 2>&1
 find "$data/tiny.zarr" -type f -exec cat {} + >/dev/null  # every contestant starts from the page cache
+cc -O2 -pthread -o "$data/syscall_floor" "$here/syscall_floor.c"
+best floor "$data/syscall_floor" "$data/tiny.zarr" "$side" 2
 best cat sh -c "find '$data/tiny.zarr' -name '*.*' -type f -exec cat {} + >/dev/null"
 best fixed "$build/tools/tessera" rechunk "$data/fixed.zarr" "$data/out.zarr" --chunks 256,256 \
   --max-mem 64MiB --workers 2 --no-progress
@@ -95,14 +100,18 @@ print("| who | seconds | peak RSS MiB |")
 print("| --- | --- | --- |")
 labels = {"tiny": "tessera rechunk, 1 x 1 chunks", "large": f"tessera rechunk, one ({n}, {n}) chunk",
           "cat": "cat of every 1 x 1 chunk file (1 process)",
+          "floor": "open, fstat, pread, close of every chunk file and nothing else (2 threads)",
           "sharded": "tessera rechunk, 1 x 1 inner chunks in (256, 256) shards",
           "fixed": "tessera rechunk, a 4 x 4 store (the fixed cost of a run)"}
-for name in ("tiny", "sharded", "large", "cat", "fixed"):
+for name in ("tiny", "sharded", "large", "floor", "cat", "fixed"):
     s, k = rows[name]
     print(f"| {labels[name]} | {s:.3f} | {k / 1024:.0f} |")
 tiny = rows["tiny"][0]
 print(f"speed of the 1 x 1 rechunk: {rows['large'][0] / tiny:.3f} of the large-chunk one (target 0.5), "
-      f"{rows['cat'][0] / tiny:.2f} x cat's")
+      f"{rows['cat'][0] / tiny:.2f} x cat's, {rows['floor'][0] / tiny:.2f} of the system calls' floor")
+half = 2 * rows["large"][0]
+print(f"half the large-chunk speed means the whole 1 x 1 run in {half * 1e3:.1f} ms, {half * 1e9 / (n * n):.0f} ns "
+      f"per chunk file; the system calls alone take {rows['floor'][0] * 1e9 / (n * n):.0f} ns per file")
 fixed = rows["fixed"][0]
 print(f"speed of the sharded 1 x 1 rechunk: {rows['large'][0] / rows['sharded'][0]:.3f} of the large-chunk one "
       f"(target 0.5); less the fixed cost of each: {(rows['large'][0] - fixed) / max(rows['sharded'][0] - fixed, 1e-6):.3f}")
