@@ -27,18 +27,20 @@
 # CPU seconds (all ranks; dask: workers plus the scheduler's process) because
 # with RANKS above the cores the ranks share cores and wall time follows load.
 #
-# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--scale-leaves N] [--max-mem BYTES] [BUILD_DIR=build]
+# Usage: bench/mpi/graphs.sh [--size SIZE] [--ranks RANKS] [--leaves N] [--scale-leaves N] [--max-mem BYTES] [--only LIST] [BUILD_DIR=build]
 #   (scripts/bench mpi graphs ...). SIZE=2GiB is the issue's (several minutes on
 #   2 cores); 256MiB took 3.5 minutes on the loaded 2-core VM. --leaves: the graph file's leaves
 #   (default 100,000 x SIZE / 2GiB: dask.distributed takes milliseconds per task
 #   on a loaded 2-core machine); --scale-leaves: the leaves of tessera's own
 #   1, 2, RANKS rank runs (default 100,000: 200,000 tasks). --max-mem: each rank's memory_limit in bytes
-#   (default none; dask's workers keep their default limits). The data goes to $TMPDIR (3 x SIZE,
+#   (default none; dask's workers keep their default limits). --only: the rows to run, a
+#   comma-separated subset of fft,standardize,matmul,graph,scale (default all; graph is the
+#   side-by-side tree file, scale tessera's 1, 2, RANKS runs). The data goes to $TMPDIR (3 x SIZE,
 #   the two standardize stores and a little), removed at the end. PEER_TIMEOUT (default 900 s) bounds each run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-size=2GiB ranks=4 build=build leaves= scale_leaves=100000 max_mem=()
+size=2GiB ranks=4 build=build leaves= scale_leaves=100000 max_mem=() only=fft,standardize,matmul,graph,scale
 while [ $# -gt 0 ]; do
   case $1 in
     --size) size=$2; shift 2 ;;
@@ -46,10 +48,15 @@ while [ $# -gt 0 ]; do
     --leaves) leaves=$2; shift 2 ;;
     --scale-leaves) scale_leaves=$2; shift 2 ;;
     --max-mem) max_mem=(--max-mem "$2"); shift 2 ;;
+    --only) only=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -e/{/^set -e/d; s/^# \{0,1\}//; p}' "$0"; exit 0 ;;
     *) build=$1; shift ;;
   esac
 done
+for w in ${only//,/ }; do
+  case $w in fft|standardize|matmul|graph|scale) ;; *) echo "--only: expected rows among fft,standardize,matmul,graph,scale, found '$w'" >&2; exit 2 ;; esac
+done
+wanted() { [[ ",$only," == *",$1,"* ]]; }
 python=/usr/bin/python3
 peer="$root/bench/peers/graphs_distributed.py"
 limit=${PEER_TIMEOUT:-900}
@@ -84,13 +91,23 @@ dask() {  # WORKLOAD ARGS...
     grep '^{' | sed "s/^{/{\"who\": \"dask\", /" >>"$results" || { tail -20 "$work/dask.log" >&2; exit 1; }
 }
 sync
-tessera "$ranks" fft image.zarr "$columns" "$rechunk_limit"
-dask fft image.zarr "$columns" "$rechunk_limit"
-tessera "$ranks" standardize x.zarr z-tessera.zarr
-dask standardize x.zarr z-dask.zarr
-tessera "$ranks" matmul m.zarr
-dask matmul m.zarr
-for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do tessera "$n" graph tree-scale.json; done
-tessera "$ranks" graph tree.json
-dask graph tree.json
+if wanted fft; then
+  tessera "$ranks" fft image.zarr "$columns" "$rechunk_limit"
+  dask fft image.zarr "$columns" "$rechunk_limit"
+fi
+if wanted standardize; then
+  tessera "$ranks" standardize x.zarr z-tessera.zarr
+  dask standardize x.zarr z-dask.zarr
+fi
+if wanted matmul; then
+  tessera "$ranks" matmul m.zarr
+  dask matmul m.zarr
+fi
+if wanted scale; then
+  for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do tessera "$n" graph tree-scale.json; done
+fi
+if wanted graph; then
+  tessera "$ranks" graph tree.json
+  dask graph tree.json
+fi
 "$python" "$here/graphs_table.py" "$results" "$work/shapes.json" "$size" "$ranks"
