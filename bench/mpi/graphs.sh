@@ -79,11 +79,11 @@ echo "== writing the inputs ($size) to $work" >&2
 "$python" "$root/bench/graphs/tree_graph.py" "$scale_leaves" "$work/tree-scale.json"
 
 results=$work/results.jsonl
-tessera() {  # RANKS WORKLOAD ARGS...
+tessera() {  # RANKS WORKLOAD ARGS... (WHO=tessera-scale: a run of tessera alone)
   local n=$1; shift
   echo "== tessera, $n ranks: $*" >&2
   (cd "$work" && timeout --kill-after=10 "$limit" mpirun -n "$n" --oversubscribe "$build/bench/bench_graphs_mpi" "$@" "${max_mem[@]}") |
-    grep '^{' | sed "s/^{/{\"who\": \"tessera\", /" >>"$results"
+    grep '^{' | sed "s/^{/{\"who\": \"${WHO:-tessera}\", /" >>"$results"
 }
 dask() {  # WORKLOAD ARGS...
   echo "== dask.distributed, $ranks workers: $*" >&2
@@ -104,7 +104,7 @@ if wanted matmul; then
   dask matmul m.zarr
 fi
 if wanted scale; then
-  for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do tessera "$n" graph tree-scale.json; done
+  for n in $(printf '%s\n' 1 2 "$ranks" | sort -nu); do WHO=tessera-scale tessera "$n" graph tree-scale.json; done
 fi
 if wanted graph; then
   tessera "$ranks" graph tree.json

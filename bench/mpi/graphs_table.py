@@ -2,7 +2,8 @@
 
 usage: graphs_table.py RESULTS.jsonl SHAPES.json SIZE RANKS
 
-RESULTS holds one JSON line per run: bench_graphs_mpi's (who = tessera) and
+RESULTS holds one JSON line per run: bench_graphs_mpi's (who = tessera, or
+tessera-scale for its runs alone on the scaling graph) and
 bench/peers/graphs_distributed.py's (who = dask). One markdown table: every
 figure of each workload side by side and the ratios (time and CPU: dask /
 tessera, so above 1 is tessera faster; memory: tessera / dask), then the
@@ -34,7 +35,7 @@ def main():
     path, shapes_path, size, ranks = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     runs = [json.loads(line) for line in open(path) if line.strip()]
     shapes = json.load(open(shapes_path))
-    t = [r for r in runs if r["who"] == "tessera"]
+    t = [r for r in runs if r["who"] in ("tessera", "tessera-scale")]  # -scale: alone, never beside dask
     d = {r["workload"]: r for r in runs if r["who"] == "dask"}
     names = {
         "fft": "2-D FFT, float32 %d x %d (rfft rows, rechunk, fft columns, sum of abs(F)^2)" % tuple(shapes["image"]),
@@ -56,7 +57,7 @@ def main():
     bad = []
     for a in t:
         w, n = a["workload"], a["ranks"]
-        b = d.get(w) if n == ranks and (w != "graph" or d.get(w, {}).get("tasks") == a["tasks"]) else None
+        b = d.get(w) if n == ranks and a["who"] == "tessera" else None
         same = "-"
         if b is not None and w in TOLERANCE:
             rel = abs(a["value"] - b["value"]) / max(abs(b["value"]), 1e-300)
@@ -66,7 +67,7 @@ def main():
         us_a = a["seconds"] / a["tasks"] * 1e6 if w == "graph" else None
         us_b = b["seconds"] / b["tasks"] * 1e6 if b and w == "graph" else None
         cells = [
-            names[w] if w != "graph" or b else scaling, str(n), f"{a['tasks']:,} / {b['tasks']:,}" if b else f"{a['tasks']:,}",
+            scaling if a["who"] == "tessera-scale" else names[w], str(n), f"{a['tasks']:,} / {b['tasks']:,}" if b else f"{a['tasks']:,}",
             fmt(a["seconds"]), fmt(b["seconds"]) if b else "-", ratio(b["seconds"], a["seconds"]) if b else "-",
             fmt(a["cpu_s"]), fmt(b["cpu_s"]) if b else "-", ratio(b["cpu_s"], a["cpu_s"]) if b else "-",
             fmt(a["rss_mib"], 0), fmt(b["rss_mib"], 0) if b else "-", ratio(a["rss_mib"], b["rss_mib"]) if b else "-",
