@@ -174,12 +174,16 @@ int run(int argc, char** argv) {
   const int64_t messages = sum_over_ranks(*comm, static_cast<int64_t>(stats.messages_sent));
   const int64_t wait_us = sum_over_ranks(*comm, std::llround(stats.network_wait_seconds * 1e6));
   const int64_t held = sum_over_ranks(*comm, static_cast<int64_t>(stats.peak_held_bytes));
+  const int64_t rank_held = sum_over_ranks(*comm, static_cast<int64_t>(stats.peak_rank_bytes));
+  const int64_t spilled = sum_over_ranks(*comm, static_cast<int64_t>(stats.spilled_bytes));
   if (what == "standardize") out.value = stored_sum_of_squares(argv[3], options);  // after the timed stretch and its figures
   if (comm->rank() == 0) {
     std::printf("{\"workload\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, \"cpu_s\": %.3f, \"tasks\": %zu, \"value\": %.17g, "
-                "\"rss_mib\": %.1f, \"peak_held_mib\": %.1f, \"bytes_sent\": %lld, \"messages_sent\": %lld, \"network_wait_s\": %.3f}\n",
+                "\"rss_mib\": %.1f, \"peak_held_mib\": %.1f, \"peak_rank_mib\": %.1f, \"spilled_mib\": %.1f, \"bytes_sent\": %lld, "
+                "\"messages_sent\": %lld, \"network_wait_s\": %.3f}\n",
                 what.c_str(), comm->size(), seconds, static_cast<double>(cpu_us) / 1e6, out.tasks, what == "graph" ? 0.0 : out.value,
-                static_cast<double>(rss_kib) / 1024, static_cast<double>(held) / (1 << 20), static_cast<long long>(bytes_sent),
+                static_cast<double>(rss_kib) / 1024, static_cast<double>(held) / (1 << 20), static_cast<double>(rank_held) / (1 << 20),
+                static_cast<double>(spilled) / (1 << 20), static_cast<long long>(bytes_sent),
                 static_cast<long long>(messages), static_cast<double>(wait_us) / 1e6);
     std::fflush(stdout);
   }
