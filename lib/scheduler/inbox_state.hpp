@@ -56,7 +56,7 @@ class InboxState {
   void attach(std::atomic<uint32_t>* epoch);
   //! The run ended: values not taken are dropped, later ones too.
   void detach();
-  //! Deliveries so far; the run compares it with what it took.
+  //! Deliveries and sends so far; the run compares it with what it took.
   size_t arrived() const { return arrived_.load(std::memory_order_seq_cst); }
   //! Moves the deliveries after the first `taken` into `out` as (index, value),
   //! and the sends as (keys().size() + request, no value); returns the new count taken.
