@@ -10,7 +10,8 @@
 //       (ta::store across ranks); the value is sum(z^2) read back from OUT.zarr
 //   mpirun -n 4 bench_graphs_mpi matmul X.zarr            sum(x @ x.T)
 //   mpirun -n 4 bench_graphs_mpi graph FILE.json          the graph file's outputs
-//   ... --max-mem BYTES (last): each rank's GetOptions::memory_limit
+//   ... --max-mem BYTES (last): each rank's GetOptions::memory_limit (fft: and the
+//       rechunk's fused_task_limit, which bounds its tasks and intermediate blocks)
 //
 // Each array workload ends in a sum computed across the ranks (the value on rank
 // 0 is the check against dask's); standardize ends in its store, and its sum is
@@ -72,8 +73,12 @@ Outcome fft(const std::string& path, int64_t columns, int64_t limit, const tesse
   const ta::Array x = ta::from_zarr(path);
   const ta::Array rows = ta::rfft(x, {.axis = 1});
   // The tasks method: the automatic choice here is the shuffle, whose shared
-  // scratch buffer lives in one process and has no wire form to travel between ranks.
-  const ta::Array f = ta::fft(ta::rechunk(rows, {-1, columns}, {.method = ta::RechunkMethod::tasks, .block_size_limit = limit}), {.axis = 0});
+  // scratch buffer lives in one process and has no wire form to travel between
+  // ranks. Under --max-mem the rechunk is told the limit, as a user would: no
+  // task it plans then needs more than the run allows (fused_task_limit).
+  const ta::RechunkOptions rechunk{.method = ta::RechunkMethod::tasks, .block_size_limit = limit,
+                                   .fused_task_limit = static_cast<int64_t>(options.memory_limit)};
+  const ta::Array f = ta::fft(ta::rechunk(rows, {-1, columns}, rechunk), {.axis = 0});
   const ta::Array power = ta::map_blocks<std::complex<float>, 2>(
       [](auto b) { return b.abs().square().template cast<double>(); }, f);
   return sum_across(power, options);
@@ -169,12 +174,16 @@ int run(int argc, char** argv) {
   const int64_t messages = sum_over_ranks(*comm, static_cast<int64_t>(stats.messages_sent));
   const int64_t wait_us = sum_over_ranks(*comm, std::llround(stats.network_wait_seconds * 1e6));
   const int64_t held = sum_over_ranks(*comm, static_cast<int64_t>(stats.peak_held_bytes));
+  const int64_t rank_held = sum_over_ranks(*comm, static_cast<int64_t>(stats.peak_rank_bytes));
+  const int64_t spilled = sum_over_ranks(*comm, static_cast<int64_t>(stats.spilled_bytes));
   if (what == "standardize") out.value = stored_sum_of_squares(argv[3], options);  // after the timed stretch and its figures
   if (comm->rank() == 0) {
     std::printf("{\"workload\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, \"cpu_s\": %.3f, \"tasks\": %zu, \"value\": %.17g, "
-                "\"rss_mib\": %.1f, \"peak_held_mib\": %.1f, \"bytes_sent\": %lld, \"messages_sent\": %lld, \"network_wait_s\": %.3f}\n",
+                "\"rss_mib\": %.1f, \"peak_held_mib\": %.1f, \"peak_rank_mib\": %.1f, \"spilled_mib\": %.1f, \"bytes_sent\": %lld, "
+                "\"messages_sent\": %lld, \"network_wait_s\": %.3f}\n",
                 what.c_str(), comm->size(), seconds, static_cast<double>(cpu_us) / 1e6, out.tasks, what == "graph" ? 0.0 : out.value,
-                static_cast<double>(rss_kib) / 1024, static_cast<double>(held) / (1 << 20), static_cast<long long>(bytes_sent),
+                static_cast<double>(rss_kib) / 1024, static_cast<double>(held) / (1 << 20), static_cast<double>(rank_held) / (1 << 20),
+                static_cast<double>(spilled) / (1 << 20), static_cast<long long>(bytes_sent),
                 static_cast<long long>(messages), static_cast<double>(wait_us) / 1e6);
     std::fflush(stdout);
   }

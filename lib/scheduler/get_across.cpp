@@ -61,10 +61,12 @@ enum Tag : int { kResult = 1, kError = 2, kDone = 3, kAlive = 4 };
 
 using Clock = std::chrono::steady_clock;
 
-// A result other ranks need: its id in the Plan and the ranks it goes to.
+// A result other ranks need: its id in the Plan, the ranks it goes to, and
+// its index among the local run's requested keys (InboxState::sent).
 struct Route {
   uint32_t id;
   std::vector<int> to;
+  size_t request;
 };
 
 // What this rank runs, sends and receives.
@@ -142,8 +144,8 @@ Routes route(const Plan& plan, int rank, int size, bool result_on_every_rank) {
     to.erase(std::remove(to.begin(), to.end(), owner[t]), to.end());
     if (owner[t] == rank) {
       if (!to.empty()) {
+        r.out.emplace(plan.key(t), Route{t, to, r.request.size()});
         r.request.push_back(plan.key(t));
-        r.out.emplace(plan.key(t), Route{t, to});
       }
     } else if (std::binary_search(to.begin(), to.end(), rank)) {
       r.inbox.push_back(plan.key(t));
@@ -378,6 +380,8 @@ class Exchange {
         continue;
       }
       value = Value();  // the bytes stand for it now
+      // Under a limit the run kept the result (counted, spillable) until now.
+      if (limit_ > 0) inbox_state(inbox_).sent(route->request);
       std::vector<std::byte>& bytes = w.bytes();
       unsent_ += bytes.size() * route->to.size();
       for (size_t k = 0; k < route->to.size(); ++k) {
@@ -470,11 +474,12 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   check_same_plan(plan, comm);
   Routes routes = route(plan, comm.rank(), comm.size(), options.result_on_every_rank);
   auto inbox = std::make_shared<Inbox>(routes.inbox);
-  // Without a limit, the results this rank computes for others are released
-  // after their hooks and local readers, not kept to the end of the run. With
-  // one they stay the run's (counted, spillable) while they wait in the send
-  // queue, which counts them as values the run holds.
-  if (options.memory_limit == 0) inbox_state(*inbox).set_returned(routes.returned);
+  // The results this rank computes for others are released once handed on,
+  // not kept to the end of the run: without a limit after their hooks and
+  // local readers; with one also only once the loop made their wire form
+  // (InboxState::sent), so that a result waiting in the send queue stays
+  // counted (and spillable) as the run's, and then its bytes count as the sends'.
+  inbox_state(*inbox).set_returned(routes.returned);
   const Plan local_plan(plan.graph(), Keys(routes.request), cached_values(plan), routes.inbox);
   Exchange exchange(plan, comm, routes, *inbox, options.memory_limit, options.lost_after_seconds);
 

@@ -47,6 +47,14 @@ void InboxState::deliver(const Key& key, Value value) {
   wake_locked();
 }
 
+void InboxState::sent(size_t request) {
+  std::lock_guard lk(mutex_);
+  if (closed_) return;
+  order_.push_back(static_cast<uint32_t>(keys_.size() + request));
+  arrived_.store(order_.size(), std::memory_order_seq_cst);
+  wake_locked();
+}
+
 void InboxState::fail(std::exception_ptr error) {
   std::lock_guard lk(mutex_);
   if (failed_.load(std::memory_order_relaxed)) return;
@@ -95,6 +103,10 @@ size_t InboxState::take(size_t taken, std::vector<std::pair<uint32_t, Value>>& o
   std::lock_guard lk(mutex_);
   for (size_t j = taken; j < order_.size(); ++j) {
     const uint32_t i = order_[j];
+    if (i >= keys_.size()) {  // a send
+      out.emplace_back(i, Value());
+      continue;
+    }
     untaken_bytes_.fetch_sub(values_[i].nbytes(), std::memory_order_acq_rel);
     out.emplace_back(i, std::move(values_[i]));
   }

@@ -43,6 +43,12 @@ class InboxState {
   //! run starts; default: every requested key is the caller's).
   void set_returned(size_t n) { returned_ = n; }
   size_t returned() const { return returned_; }
+  //! The result of requested key `request` (one past returned(): a result for
+  //! other ranks) was handed on, in wire form: a run under a memory limit
+  //! releases it now (it kept it counted and spillable until then; one without
+  //! a limit released it after posttask already and ignores this). It comes to
+  //! the run as a delivery does: take() gives it as index keys().size() + request.
+  void sent(size_t request);
 
   // The run's side.
   //! Binds the run whose sleeping workers wait on `epoch`; throws ValueError
@@ -50,9 +56,10 @@ class InboxState {
   void attach(std::atomic<uint32_t>* epoch);
   //! The run ended: values not taken are dropped, later ones too.
   void detach();
-  //! Deliveries so far; the run compares it with what it took.
+  //! Deliveries and sends so far; the run compares it with what it took.
   size_t arrived() const { return arrived_.load(std::memory_order_seq_cst); }
-  //! Moves the deliveries after the first `taken` into `out` as (index, value); returns the new count taken.
+  //! Moves the deliveries after the first `taken` into `out` as (index, value),
+  //! and the sends as (keys().size() + request, no value); returns the new count taken.
   size_t take(size_t taken, std::vector<std::pair<uint32_t, Value>>& out);
   //! The error given to fail(), once failed().
   std::exception_ptr error() const;
@@ -69,7 +76,7 @@ class InboxState {
   absl::flat_hash_map<Key, uint32_t> index_;
   std::vector<Value> values_;        // delivered, not taken yet
   std::vector<uint8_t> delivered_;   // per key
-  std::vector<uint32_t> order_;      // indices in order of delivery
+  std::vector<uint32_t> order_;      // indices in order of delivery; keys_.size() + request for a send
   size_t delivered_count_ = 0;
   std::atomic<size_t> untaken_bytes_{0};  // readable without the mutex
   std::atomic<size_t> arrived_{0};   // order_.size(), readable without the mutex

@@ -140,7 +140,8 @@ Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
       next = stack_.back();
       stack_.pop_back();
       ++running_;
-      return Step::task;
+      // Values a send or a completion released (drop_unread_locked) go outside the lock.
+      return w.io.discard.empty() ? Step::task : Step::io_then_task;
     }
     if (!idle_locked(lk)) return Step::over;
   }
@@ -239,9 +240,9 @@ Run::Step Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) 
       settle_locked(w, s);
     }
     if (!call_posttask(task, w.id)) return Step::over;
-    Value dropped;  // destroyed after the lock
     Lock lk(lock_);
-    if (uses_[task].load(std::memory_order_relaxed) == 0) drop_unread_locked(task, s.bytes, dropped);
+    // Under a limit a result for other ranks keeps a use until it was sent (release_sent_locked).
+    if (limit_ == 0 && uses_[task].load(std::memory_order_relaxed) == 0) drop_unread_locked(task, w.io);
     collect_ready(w, task);
     step = push_and_pop_locked(lk, w, next);
   } else {
@@ -334,16 +335,25 @@ void Run::release_inputs(uint32_t task, size_t& count, size_t& bytes) {
   }
 }
 
-// With lock_ held: a result that nothing of this run reads and that was not
-// requested (a result for other ranks, Run::release_sent) leaves once posttask
-// handed it on. Its readers are elsewhere, so uses_ was 0 from the start and
-// it was never a spill victim.
-void Run::drop_unread_locked(uint32_t task, size_t bytes, Value& dropped) {
-  dropped = std::move(values_[task]);
+// With lock_ held: a result that nothing of this run reads any more and that
+// was not requested (a result for other ranks, Run::release_sent) leaves once
+// posttask handed it on, or under a limit once it was sent. Its value goes
+// into the worker's io.discard, destroyed outside the lock (pop_locked hands
+// the io back before the next task). Under the budget it may be on disk or
+// being written (its use kept it a victim until the send): its file goes, and
+// a write under way drops its file when it ends (finish_spill).
+void Run::drop_unread_locked(uint32_t task, Io& io) {
+  const size_t bytes = values_[task].nbytes();  // 0 when on disk
+  if (budget_.load(std::memory_order_relaxed)) {
+    if (node_state_[task] == kSpilling) set_leaving_locked(task, false);
+    if (file_[task] >= 0) io.drop_files.push_back(file_[task]);
+    file_[task] = kNoFile;
+    node_state_[task] = kReleased;
+  }
+  io.discard.push_back(std::move(values_[task]));
   values_[task] = Value();
   held_count_.store(held_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
-  if (budget_.load(std::memory_order_relaxed)) node_state_[task] = kReleased;
 }
 
 // With lock_ held: the dependents this completion made ready, sorted so the
@@ -398,6 +408,10 @@ inline void Run::push_locked(Worker& w) {
 void Run::take_deliveries_locked(Worker& w) {
   inbox_taken_ = inbox_->take(inbox_taken_, arrivals_);
   for (auto& [i, value] : arrivals_) {
+    if (i >= inbox_task_.size()) {  // a result for other ranks was sent
+      if (!stopping_.load(std::memory_order_relaxed)) release_sent_locked(i - inbox_task_.size(), w);
+      continue;
+    }
     const uint32_t task = inbox_task_[i];
     if (task == kNoTask || stopping_.load(std::memory_order_relaxed)) continue;
     waiting_[task].store(0, std::memory_order_relaxed);

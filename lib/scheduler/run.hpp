@@ -114,6 +114,8 @@ class Run final : public RunState {
   enum : uint8_t { kWaiting, kReady, kRunning, kFinished };                 // task_state_
   enum : uint8_t { kNone, kResident, kSpilling, kSpilled, kReloading, kReleased };  // node_state_
   enum Tier : uint8_t { kReleasing, kNeutral, kAdding };
+  static constexpr int64_t kNoFile = -1;       // file_: none
+  static constexpr int64_t kCannotSpill = -2;  // file_: no Spillable form, or no room on disk
   struct Entry {
     uint64_t seq;
     uint32_t task;
@@ -154,7 +156,8 @@ class Run final : public RunState {
   // run.cpp): a delivery completes its task in the loop.
   void attach_inbox();
   void release_sent(size_t returned);
-  void drop_unread_locked(uint32_t task, size_t bytes, Value& dropped);
+  void release_sent_locked(size_t k, Worker& w);
+  void drop_unread_locked(uint32_t task, Io& io);
   bool inbox_news(size_t taken) const;
   bool poll_inbox_locked(Worker& w);
   void take_deliveries_locked(Worker& w);
@@ -224,6 +227,9 @@ class Run final : public RunState {
   size_t inbox_taken_ = 0;
   uint32_t inbox_pending_ = 0;
   std::vector<std::pair<uint32_t, Value>> arrivals_;
+  // Under a memory limit, per requested key: the task whose result a send
+  // releases (kNoTask: the caller's keys, past them one the caller requested too).
+  std::vector<uint32_t> sent_task_;
   // Detaches the inbox before epoch_ goes, however the run ends (the
   // constructor may throw after attaching).
   struct InboxLink {

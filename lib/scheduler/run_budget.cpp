@@ -19,9 +19,6 @@
 namespace tessera::detail {
 namespace {
 
-constexpr int64_t kNoFile = -1;
-constexpr int64_t kCannotSpill = -2;  // no Spillable form, or no room on disk
-
 int64_t since_ns(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }

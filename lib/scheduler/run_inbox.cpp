@@ -68,15 +68,34 @@ bool Run::poll_inbox_locked(Worker& w) {
 // The requested keys past the caller's first `returned` are results for other
 // ranks: they lose the use a request keeps (unless the caller requested them
 // too), so the last local reader releases them, or, read by none here,
-// drop_unread_locked once posttask handed them on.
+// drop_unread_locked. Without a memory limit the use goes now (the result
+// leaves once posttask handed it on); with one when the inbox says it was sent
+// (sent_task_, release_sent_locked), so that it stays counted until its wire
+// form counts instead.
 void Run::release_sent(size_t returned) {
   const std::vector<uint32_t>& requested = plan_.requested();
   if (returned >= requested.size()) return;
   absl::flat_hash_set<uint32_t> callers(requested.begin(), requested.begin() + static_cast<std::ptrdiff_t>(returned));
+  if (limit_ > 0) sent_task_.assign(requested.size(), kNoTask);
   for (size_t k = returned; k < requested.size(); ++k) {
     const uint32_t u = requested[k];
-    if (u < plan_.num_tasks() && !callers.contains(u)) uses_[u].fetch_sub(1, std::memory_order_relaxed);
+    if (u >= plan_.num_tasks() || callers.contains(u)) continue;
+    if (limit_ > 0) {
+      sent_task_[k] = u;
+    } else {
+      uses_[u].fetch_sub(1, std::memory_order_relaxed);
+    }
   }
+}
+
+// With lock_ held, under a memory limit: the result of requested key `k` was
+// sent; its request's use goes, and with the last use the result (Inbox sends
+// come only after posttask, so it was settled).
+void Run::release_sent_locked(size_t k, Worker& w) {
+  if (k >= sent_task_.size()) return;
+  const uint32_t u = sent_task_[k];
+  if (u == kNoTask || uses_[u].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  drop_unread_locked(u, w.io);
 }
 
 }  // namespace tessera::detail

@@ -194,22 +194,27 @@ TEST_CASE("MPI get: a rechunk across ranks sends only the pieces that change ran
   }
 }
 
-// The ranks of the second half compute 16 blocks of 64 KiB each that only
-// the first half's tasks read: results for other ranks, released once sent
-// rather than kept to the end of the run, so such a rank holds a few at once.
-TEST_CASE("MPI get: a result computed for other ranks only is released once sent, not kept to the end") {
-  constexpr int64_t kElems = 8192;
-  constexpr size_t kBlock = kElems * sizeof(double) + sizeof(std::vector<double>);  // nbytes
-  const int size = mpi::world_size();
-  const int64_t n = 32 * size, half = n / 2;
+namespace {
+
+constexpr int64_t kSentElems = 8192;
+constexpr size_t kSentBlock = kSentElems * sizeof(double) + sizeof(std::vector<double>);  // nbytes
+
+// 32 blocks per rank: ("x", i) of 64 KiB and ("c", i); ("y", j) of the first
+// half reads its own ("x", j) and ("c", j) and ("x", j + half) of another
+// rank, so it stays on its grid's rank and the block travels; ("y", j) of the
+// second half reads ("c", j) only. `chained`: ("x", half + k + 1) also reads
+// ("y", k) (and its own ("c", ...), so that it stays on its grid's rank too).
+Graph far_reads_graph(std::vector<Key>& request, bool chained = false) {
+  const int64_t n = 32 * mpi::world_size(), half = n / 2;
   Graph g;
-  std::vector<Key> request;
   for (int64_t i = 0; i < n; ++i) {
-    g.task(Key("x", {i}), [i] { return std::vector<double>(kElems, static_cast<double>(i)); });
+    if (chained && i > half) {
+      g.task(Key("x", {i}), [](double prev, double c) { return std::vector<double>(kSentElems, prev + c); },
+             ref(Key("y", {i - half - 1})), ref(Key("c", {i})));
+    } else {
+      g.task(Key("x", {i}), [i] { return std::vector<double>(kSentElems, static_cast<double>(i)); });
+    }
     g.task(Key("c", {i}), [i] { return static_cast<double>(i) / 3.0; });
-    // ("y", j) of the first half reads its own ("x", j) and ("c", j) and
-    // ("x", j + half) of another rank, so it stays on its grid's rank and the
-    // block travels.
     if (i < half) {
       g.task(Key("y", {i}), [](const std::vector<double>& x, const std::vector<double>& far, double c) {
                return x[0] + far[0] * c + far.back();
@@ -219,16 +224,68 @@ TEST_CASE("MPI get: a result computed for other ranks only is released once sent
     }
     request.push_back(Key("y", {i}));
   }
+  return g;
+}
+
+}  // namespace
+
+// The ranks of the second half compute 16 blocks of 64 KiB each that only
+// the first half's tasks read: results for other ranks, released once sent
+// rather than kept to the end of the run, so such a rank holds a few at once.
+TEST_CASE("MPI get: a result computed for other ranks only is released once sent, not kept to the end") {
+  const int size = mpi::world_size();
+  std::vector<Key> request;
+  const Graph g = far_reads_graph(request);
   RunStats stats;
   const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .stats = &stats});
   if (mpi::world_rank() >= size / 2) {
     CAPTURE(mpi::world_rank());
-    CHECK(stats.bytes_sent >= static_cast<size_t>(n / size) * kElems * sizeof(double));
-    CHECK(stats.peak_held_bytes <= 4 * kBlock);
+    CHECK(stats.bytes_sent >= static_cast<size_t>(32) * kSentElems * sizeof(double));
+    CHECK(stats.peak_held_bytes <= 4 * kSentBlock);
   }
   if (mpi::world_rank() == 0) {
     const Result expected = get_sync(g, Keys(request));
     for (size_t k = 0; k < request.size(); ++k) CHECK(r[k].as<double>() == expected[k].as<double>());
+  }
+}
+
+// Under a memory limit a result for other ranks stays the run's (counted,
+// spillable) until the message loop made its wire form, and is released then
+// (InboxState::sent), not kept to the end. The chained far-reads graph makes
+// "then" certain:
+//
+//   a rank of the second half:  x(h) ───► x(h+1) ───► x(h+2) ...   (64 KiB each)
+//                                 │        ▲  │        ▲
+//                                 ▼        │  ▼        │
+//   a rank of the first half:    y(0) ─────┘ y(1) ─────┘           (a double each)
+//
+// x(h+k+1) reads y(k), which the peer computed from x(h+k): x(h+k) was sent
+// (and its release taken by the run, which takes sends and deliveries in
+// order) before x(h+k+1) starts, so the sender holds about one block. Kept to
+// the end, it held all 32 (a 64 MiB limit spills none). The unchained graph
+// under a limit of 6 blocks checks the values when sent results wait, spill,
+// and are released on disk or while being written.
+TEST_CASE("MPI get: a result for other ranks is released once its wire form is made, also under a memory limit") {
+  for (const bool chained : {true, false}) {
+    CAPTURE(chained);
+    std::vector<Key> request;
+    const Graph g = far_reads_graph(request, chained);
+    RunStats stats;
+    const size_t limit = chained ? size_t{64} << 20 : 6 * kSentBlock;
+    // Every rank returns the values: the requested keys of a rank's run are
+    // then the caller's first, and its sends' after them.
+    const Result r = mpi::get(g, Keys(request), {.num_workers = 2, .stats = &stats, .memory_limit = limit,
+                                                 .result_on_every_rank = chained});
+    if (chained && mpi::world_rank() >= mpi::world_size() / 2) {
+      CAPTURE(mpi::world_rank());
+      CHECK(stats.bytes_sent >= static_cast<size_t>(32) * kSentElems * sizeof(double));
+      CHECK(stats.spill_count == 0);
+      CHECK(stats.peak_held_bytes <= 2 * kSentBlock);
+    }
+    if (chained || mpi::world_rank() == 0) {
+      const Result expected = get_sync(g, Keys(request));
+      for (size_t k = 0; k < request.size(); ++k) CHECK(r[k].as<double>() == expected[k].as<double>());
+    }
   }
 }
 

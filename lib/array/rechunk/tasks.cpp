@@ -12,6 +12,7 @@
 // blocks).
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <string_view>
@@ -273,6 +274,37 @@ std::string PlannedStep::label(const RechunkOptions& options) const {
   return options.fuse ? "tasks-fused" : "tasks";
 }
 
+// The chunkings a `tasks` rechunk goes through: dask's plan under
+// block_size_limit. Under a task limit (fused_task_limit: the run's memory
+// limit), a block made from pieces is held twice at once (the concatenate's
+// pieces and its block; a getitem's old block and its piece) while the run
+// holds other results: intermediate blocks are kept to a quarter of the limit
+// or less, so that such a task takes at most half of it (at half, the 2-D
+// FFT's 128 MiB merges under a 256 MiB limit needed all of it and a little
+// more, and the run refused them). Each step moves the whole array once
+// (across ranks, through the network), and the number of steps does not fall
+// with the bound (the FFT's spectrum, 32 MiB blocks of rows to columns: 3 steps
+// at 128 MiB, 4 at 64, 3 at 32): bounds from the quarter down are tried,
+// halving, down to the largest old or new block (below it the plan is the same),
+// and the plan with the fewest steps wins, the larger bound among equals.
+static std::vector<ChunkSizes> tasks_plan(const StepInput& x, const Chunks& target, const RechunkOptions& options) {
+  const auto itemsize = static_cast<int64_t>(x.dtype.itemsize());
+  const auto plan = [&](int64_t bound) {
+    return plan_rechunk(x.chunks.sizes(), target.sizes(), itemsize,
+                        {.block_size_limit = bound, .threshold = options.threshold});
+  };
+  if (options.fused_task_limit <= 0) return plan(options.block_size_limit);
+  const int64_t floor = itemsize * std::max(largest_block_size(x.chunks.sizes()), largest_block_size(target.sizes()));
+  int64_t bound = std::max<int64_t>(std::min(options.block_size_limit, options.fused_task_limit / 4), 1);
+  std::vector<ChunkSizes> best = plan(bound);
+  while (bound > floor && best.size() > 1) {
+    bound = std::max(bound / 2, floor);
+    std::vector<ChunkSizes> p = plan(bound);
+    if (p.size() < best.size()) best = std::move(p);
+  }
+  return best;
+}
+
 std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, const RechunkOptions& options) {
   if (target == x.chunks) return {};
   int64_t size = 1;
@@ -293,8 +325,7 @@ std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, co
   }
   if (method == RechunkMethod::shuffle) return {PlannedStep{target, method}};
   std::vector<PlannedStep> steps;
-  for (ChunkSizes& sizes : plan_rechunk(x.chunks.sizes(), target.sizes(), static_cast<int64_t>(x.dtype.itemsize()),
-                                        {.block_size_limit = options.block_size_limit, .threshold = options.threshold})) {
+  for (ChunkSizes& sizes : tasks_plan(x, target, options)) {
     steps.push_back({Chunks(std::move(sizes)), RechunkMethod::tasks});
   }
   return steps;

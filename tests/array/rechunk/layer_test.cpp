@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <numeric>
@@ -256,4 +257,33 @@ TEST_CASE("plan_steps: automatic picks shuffle for all-to-all graphs and tasks o
   steps = ad::plan_steps(rows, Chunks({std::vector<int64_t>(16, 8), {128}}), {});
   REQUIRE(steps.size() == 1);
   CHECK(steps[0].method == RechunkMethod::tasks);
+}
+
+// The 2-D FFT's spectrum (complex64, 32 MiB blocks of 256 rows) to blocks of
+// 256 whole columns under a 256 MiB task limit: no intermediate block passes a
+// quarter of it (a block made from pieces is held twice), and of the bounds
+// tried the plan with the fewest steps wins: 3 steps with 32 MiB blocks, not
+// the 4 that 64 MiB gives (dask's planner at a 128 MiB block_size_limit: 3
+// steps through 128 MiB blocks, whose merges needed all of the 256 MiB).
+TEST_CASE("plan_steps: under a fused_task_limit, intermediate blocks of at most a quarter of it, fewest steps") {
+  std::vector<int64_t> columns(64, 256);
+  columns.push_back(1);
+  const ad::StepInput spectrum{"x", Chunks({std::vector<int64_t>(64, 256), {16385}}), DType::complex64()};
+  const Chunks target({{16384}, columns});
+  RechunkOptions options{.method = RechunkMethod::tasks, .block_size_limit = 134225920};
+  const int64_t limit = int64_t{256} << 20;
+  const auto largest_intermediate = [&](const std::vector<ad::PlannedStep>& steps) {
+    int64_t largest = 0;
+    for (size_t k = 0; k + 1 < steps.size(); ++k) {
+      largest = std::max(largest, largest_block_size(steps[k].chunks.sizes()) * 8);
+    }
+    return largest;
+  };
+  const std::vector<ad::PlannedStep> free = ad::plan_steps(spectrum, target, options);
+  CHECK(largest_intermediate(free) > limit / 2);
+  options.fused_task_limit = limit;
+  const std::vector<ad::PlannedStep> bounded = ad::plan_steps(spectrum, target, options);
+  REQUIRE(bounded.size() == 3);
+  CHECK(bounded.back().chunks == target);
+  CHECK(largest_intermediate(bounded) <= limit / 4);
 }

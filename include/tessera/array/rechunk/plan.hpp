@@ -228,6 +228,9 @@ struct RechunkOptions {
   //! tasks hold at most an old block and its piece, or the new block twice.
   //! Under a memory limit (GetOptions::memory_limit), pass the limit: the run
   //! refuses a task that needs more than it. rechunk_store does, when this is 0.
+  //! It also bounds the intermediate blocks of a `tasks` plan (fused or not)
+  //! to a quarter of it, below block_size_limit when that is larger: a block
+  //! made from pieces is held twice at once (its pieces and itself).
   int64_t fused_task_limit = 0;
   //! `shuffle`: the scratch buffer is a memory-mapped file (else heap memory).
   bool disk = true;
