@@ -14,11 +14,15 @@ Rows: "dask" is dask.config scheduler="threads"; "tessera.get" is the same dask 
 scheduler=tessera.get; "tessera.get limit" adds memory_limit = dask's peak RSS / 3;
 "tessera.array" is the same expression in tessera.array (its own C++ graph). Each run is a
 process of its own whose peak RSS peak.py reads; the time is the computation alone.
+With --repeat N the sides of a workload run N times, interleaved (dask, tessera.get, ...,
+dask, ...), and each row gives the median and, in brackets, the lowest and highest: a
+single run's peak varies by tens of MiB with the order the two workers finish in.
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +82,7 @@ def main():
     p.add_argument("--block", type=int, default=256, help="rows per source block, columns per rechunked block")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--dir", default=None, help="folder for the stores (default: a temporary one)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each side, interleaved; rows give the median")
     p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -101,30 +106,41 @@ def main():
               f"{args.block} rows; 2 threads")
         print(f"{'workload':12} {'side':24} {'seconds':>8} {'peak RSS MiB':>13}")
         for workload in args.workloads.split(","):
-            dask_peak = None
-            values = {}
+            runs = {side: [] for side in SIDES}
+            limit = {side: 0 for side in SIDES}
+            for _ in range(args.repeat):
+                for side in SIDES:
+                    if side == "tessera.get limit" and not limit[side]:
+                        if not runs["dask"]:
+                            continue
+                        limit[side] = int(runs["dask"][0]["peak_rss_mib"] * 2**20 / 3)
+                    dst = os.path.join(folder, "out.zarr")
+                    shutil.rmtree(dst, ignore_errors=True)
+                    try:
+                        runs[side].append(
+                            measured([__file__, "--child", side, workload, src, dst, str(args.block), str(limit[side])]))
+                    except Exception as e:  # a run that fails is a row, not the end of the table
+                        print(f"{workload:12} {side:24} failed: {str(e)[:160]}")
             for side in SIDES:
-                limit = 0
-                if side == "tessera.get limit":
-                    limit = int(dask_peak * 2**20 / 3)
-                dst = os.path.join(folder, "out.zarr")
-                shutil.rmtree(dst, ignore_errors=True)
-                try:
-                    r = measured([__file__, "--child", side, workload, src, dst, str(args.block), str(limit)])
-                except Exception as e:  # a run that fails is a row, not the end of the table
-                    print(f"{workload:12} {side:24} failed: {str(e)[:160]}")
-                    continue
-                if side == "dask":
-                    dask_peak = r["peak_rss_mib"]
-                values[side] = r["value"]
-                label = side + (f" ({limit / 2**20:.0f} MiB)" if limit else "")
-                print(f"{workload:12} {label:24} {r['seconds']:8.2f} {r['peak_rss_mib']:13.0f}", flush=True)
-            if workload == "sym-sum":
-                ref = values.get("dask")
-                for side, v in values.items():
-                    assert abs(v - ref) <= 1e-6 * max(1.0, abs(ref)), (side, v, ref)
+                if runs[side]:
+                    label = side + (f" ({limit[side] / 2**20:.0f} MiB)" if limit[side] else "")
+                    print(f"{workload:12} {label:24} {_summary([r['seconds'] for r in runs[side]], 8, 2)} "
+                          f"{_summary([r['peak_rss_mib'] for r in runs[side]], 13, 0)}", flush=True)
+            if workload == "sym-sum" and runs["dask"]:
+                ref = runs["dask"][0]["value"]
+                for side, rs in runs.items():
+                    for r in rs:
+                        assert abs(r["value"] - ref) <= 1e-6 * max(1.0, abs(ref)), (side, r["value"], ref)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _summary(values, width, digits):
+    """The median of `values` in `width` columns, then [lowest-highest] when there are several."""
+    text = f"{statistics.median(values):{width}.{digits}f}"
+    if len(values) > 1:
+        text += f" [{min(values):.{digits}f}-{max(values):.{digits}f}]"
+    return text
 
 
 if __name__ == "__main__":

@@ -43,7 +43,10 @@ Deferred& deferred() {
 // Past this many the dropping thread takes the GIL itself, so that references
 // dropped outside a run (where no task body follows) are not held for long.
 constexpr size_t kDeferredLimit = 256;
-// Results this large (measured only under a memory limit) are dropped at once.
+// Results this large (under a memory limit as measured, else by their buffer) are
+// dropped at once: a worker that has no next task would otherwise keep them
+// until some task body starts, and one that has a next task frees them a task
+// body's GIL wait later.
 constexpr size_t kDeferredBytes = 65536;
 }  // namespace
 
@@ -114,7 +117,7 @@ void decref_anywhere(PyObject* o, size_t bytes) noexcept {
   }
   Deferred& d = deferred();
   size_t n = 0;
-  if (bytes >= kDeferredBytes) {  // memory the budget counts as free already: free it now
+  if (bytes >= kDeferredBytes) {  // memory the budget counts as free already, or large: free it now
     WorkerGil gil;
     Py_DECREF(o);
     return;

@@ -13,6 +13,7 @@
 
 #include <Python.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 
@@ -22,7 +23,8 @@
 namespace tessera::python {
 
 //! Drops one reference to `o`, an object of `bytes` bytes (0: not measured): at
-//! once when this thread holds the GIL or `o` is 64 KiB or more, else later, by
+//! once when this thread holds the GIL or `o` is 64 KiB or more (its memory is
+//! freed before the worker takes its next task, or waits for one), else later, by
 //! the next release_deferred (a task body, the end of a run), or by this thread
 //! taking the GIL once a few hundred are waiting.
 void decref_anywhere(PyObject* o, size_t bytes = 0) noexcept;
@@ -55,14 +57,18 @@ class WorkerGil {
 template <bool Spill>
 class PyHeld {
  public:
-  //! Takes over the reference `owned` (a new reference).
-  PyHeld(PyObject* owned, size_t bytes) : obj_(owned), bytes_(bytes) {}
-  PyHeld(PyHeld&& o) noexcept : obj_(std::exchange(o.obj_, nullptr)), bytes_(o.bytes_) {}
+  //! Takes over the reference `owned` (a new reference). `bytes`: what the run
+  //! accounts for it (0 without a memory limit); `buffer`: the bytes its buffer
+  //! holds when known, so that dropping a large one without a limit is not
+  //! deferred either (decref_anywhere).
+  PyHeld(PyObject* owned, size_t bytes, size_t buffer = 0)
+      : obj_(owned), bytes_(bytes), freed_(std::max(bytes, buffer)) {}
+  PyHeld(PyHeld&& o) noexcept : obj_(std::exchange(o.obj_, nullptr)), bytes_(o.bytes_), freed_(o.freed_) {}
   PyHeld(const PyHeld&) = delete;
   PyHeld& operator=(const PyHeld&) = delete;
   PyHeld& operator=(PyHeld&&) = delete;
   ~PyHeld() {
-    if (obj_ != nullptr) decref_anywhere(obj_, bytes_);
+    if (obj_ != nullptr) decref_anywhere(obj_, freed_);
   }
   //! A borrowed reference, valid while this holder lives.
   PyObject* get() const { return obj_; }
@@ -71,6 +77,7 @@ class PyHeld {
  private:
   PyObject* obj_;
   size_t bytes_;
+  size_t freed_;  // what dropping the last reference frees, as far as known
 };
 
 using PyValue = PyHeld<false>;

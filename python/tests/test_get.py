@@ -319,6 +319,41 @@ def test_inputs_dropped_during_the_run_are_freed_when_it_returns():
     assert len(made) == 50 and all(r() is None for r in made)
 
 
+def test_a_large_result_is_freed_when_its_last_reader_is_done():
+    #   big --> read --> both <-- watch
+    #   one -----^
+    # watch holds one worker from before read runs until read has run, then waits for big
+    # to be freed. The other worker ran big and read and has nothing to run until watch
+    # returns: a large result must not wait for the next task body to be freed, even
+    # without a memory limit. (read reads `one` too, so that big and read are not fused.)
+    import weakref
+
+    watching, done = threading.Event(), threading.Event()
+    refs = []
+
+    def make():
+        a = np.ones(1 << 17)  # 1 MiB
+        refs.append(weakref.ref(a))
+        return a
+
+    def read(a, one):
+        assert watching.wait(10)
+        done.set()
+        return a.size + one
+
+    def watch():
+        watching.set()
+        assert done.wait(10)
+        deadline = time.monotonic() + 5
+        while refs[0]() is not None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return refs[0]() is None
+
+    dsk = {"big": (make,), "one": (int, "1"), "read": (read, "big", "one"), "watch": (watch,),
+           "both": (tuple, ["read", "watch"])}
+    assert tessera.get(dsk, "both", num_workers=2) == ((1 << 17) + 1, True)
+
+
 def test_subgraph_callable_nesting_counts_where_it_is_called():
     # Compiled once at its first, shallow call site, a deep SubgraphCallable is still
     # refused where it is called deeper than the nesting limit.
