@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "storage/pages.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"
@@ -178,6 +179,40 @@ TEST_CASE("large buffers reuse the last one freed, and zeros() of a reused one i
   const int64_t before = rss_mib();
   Buffer::release_kept();
   CHECK(before - rss_mib() >= 150);  // the 160 MiB of c
+}
+
+// A chain of tasks frees one large block while the next ones are alive (a
+// rechunked block, its transform, the transform's power): the freed mappings
+// are all kept for the next blocks of their size, a bounded number of them, and
+// release_kept (as a run under a memory limit does) returns every one.
+TEST_CASE("several freed large buffers are kept and reused, at most a few, until release_kept") {
+  Buffer::release_kept();
+  const size_t size = size_t{72} << 20;  // past the 64 MiB of oneTBB's tier
+  std::vector<const std::byte*> first;
+  {
+    std::vector<Buffer> held;
+    for (int i = 0; i < 3; ++i) {
+      held.push_back(Buffer::allocate(size));
+      first.push_back(held.back().data());
+    }
+  }
+  CHECK(tessera::detail::kept_pages().mappings == 3);
+  {
+    std::vector<Buffer> again;
+    for (int i = 0; i < 3; ++i) {
+      again.push_back(Buffer::allocate(size - 4096));
+      CHECK(std::find(first.begin(), first.end(), again.back().data()) != first.end());
+    }
+    CHECK(tessera::detail::kept_pages().mappings == 0);
+    for (int i = 0; i < 4; ++i) again.push_back(Buffer::allocate(size));
+  }
+  // Seven freed: only the last few are kept, and fewer than 1 GiB of them.
+  const tessera::detail::KeptPages kept = tessera::detail::kept_pages();
+  CHECK(kept.mappings == 4);
+  CHECK(kept.bytes <= size_t{1} << 30);
+  Buffer::release_kept();
+  CHECK(tessera::detail::kept_pages().mappings == 0);
+  CHECK(tessera::detail::kept_pages().bytes == 0);
 }
 
 // A copy of a transposed view of C-ordered memory takes Eigen's shuffle (rank 2
