@@ -242,6 +242,32 @@ TEST_CASE("copies of transposed views of every rank and element size equal the v
   }
 }
 
+// A result sent to another rank goes from its own buffer (Communicator::
+// send_parts): writing it for the wire copies none of its elements, and its
+// parts read as the bytes a BytesWriter gathers.
+TEST_CASE("an NDArray written for the wire in parts keeps its elements in its buffer, not copied") {
+  const NDArray a = iota({512, 64});  // 256 KiB of float64: a part of its own
+  tessera::PartsWriter w;
+  w.put<uint32_t>(7);
+  tessera::to_wire(Value(a), w);
+  const std::vector<tessera::SharedBytes>& parts = w.parts();
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[1].data.get() == a.data());
+  CHECK(parts[1].size == a.nbytes());
+  CHECK(a.buffer().use_count() == 2);  // the part keeps the buffer alive until sent
+  tessera::BytesWriter gathered;
+  gathered.put<uint32_t>(7);
+  tessera::to_wire(Value(a), gathered);
+  std::vector<std::byte> joined;
+  for (const tessera::SharedBytes& p : parts) joined.insert(joined.end(), p.data.get(), p.data.get() + p.size);
+  CHECK(joined == gathered.bytes());
+  CHECK(w.size() == joined.size());
+  // A small array is copied into the header's part: one part.
+  tessera::PartsWriter small;
+  tessera::to_wire(Value(iota({3, 4})), small);
+  CHECK(small.parts().size() == 1);
+}
+
 TEST_CASE("an NDArray crosses the wire as its values in C order and comes back as a view of the received bytes") {
   const NDArray a = iota({3, 4, 5});
   const NDArray strided = a.transpose({2, 0, 1});  // not C-contiguous: sent in its own C order
