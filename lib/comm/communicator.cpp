@@ -27,6 +27,15 @@ void detail::check_send(const Communicator& comm, int dest, int tag) {
   }
 }
 
+void Communicator::send_parts(int dest, int tag, const std::vector<SharedBytes>& parts) {
+  size_t size = 0;
+  for (const SharedBytes& p : parts) size += p.size;
+  std::vector<std::byte> bytes;
+  bytes.reserve(size);
+  for (const SharedBytes& p : parts) bytes.insert(bytes.end(), p.data.get(), p.data.get() + p.size);
+  send(dest, tag, std::move(bytes));
+}
+
 void barrier(Communicator& comm) { (void)comm.allgather(0); }
 
 namespace {

@@ -25,6 +25,42 @@ void BytesWriter::align(size_t alignment) {
   bytes_.resize(bytes_.size() + (alignment - bytes_.size() % alignment) % alignment, std::byte{0});
 }
 
+void PartsWriter::write(const void* data, size_t size) {
+  if (size == 0) return;
+  if (!open_) open_ = std::make_shared<std::vector<std::byte>>();
+  const auto* p = static_cast<const std::byte*>(data);
+  open_->insert(open_->end(), p, p + size);
+  size_ += size;
+}
+
+void PartsWriter::align(size_t alignment) {
+  const std::vector<std::byte> zeros((alignment - size_ % alignment) % alignment, std::byte{0});
+  write(zeros.data(), zeros.size());
+}
+
+void PartsWriter::write_shared(std::shared_ptr<const std::byte> data, size_t size) {
+  if (size < kMinShared) {
+    write(data.get(), size);
+    return;
+  }
+  close();
+  parts_.push_back({std::move(data), size});
+  size_ += size;
+}
+
+const std::vector<SharedBytes>& PartsWriter::parts() {
+  close();
+  return parts_;
+}
+
+void PartsWriter::close() {
+  if (!open_) return;
+  const std::byte* first = open_->data();
+  const size_t n = open_->size();
+  parts_.push_back({std::shared_ptr<const std::byte>(std::move(open_), first), n});
+  open_.reset();
+}
+
 BytesReader::BytesReader(std::shared_ptr<const std::byte> data, size_t size, std::string what)
     : data_(std::move(data)), size_(size), what_(std::move(what)) {}
 

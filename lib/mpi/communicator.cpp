@@ -9,6 +9,8 @@
 #include <map>
 #include <vector>
 
+#include <absl/strings/str_cat.h>
+
 #include "comm/point_to_point.hpp"
 #include "mpi/communicator_pieces.hpp"
 #include "mpi/require.hpp"
@@ -22,10 +24,12 @@ constexpr int64_t kPiece = int64_t{1} << 30;
 
 // Point-to-point messages travel on a second duplicate of MPI_COMM_WORLD, so a
 // probe for any tag never matches a piece of the collectives' traffic. A
-// message of at most one piece goes as one MPI message tagged 2 * tag; a
-// larger one as a header tagged 2 * tag + 1 (its length, 8 bytes) followed by
-// its pieces tagged kPieceTag, which the receiver takes right after the header
-// (MPI keeps one sender's messages in order). 2 * kMaxTag + 1 < kPieceTag <=
+// message of one part (send_parts) and at most one piece goes as one MPI
+// message tagged 2 * tag; a larger one, or one of several parts, as a header
+// tagged 2 * tag + 1 (its length, 8 bytes) followed by its pieces tagged
+// kPieceTag, each at most one piece and inside one part (so that each goes
+// from where its part is, without gathering), which the receiver takes right
+// after the header (MPI keeps one sender's messages in order). 2 * kMaxTag + 1 < kPieceTag <=
 // 32767, the least MPI_TAG_UB the standard allows.
 constexpr int kPieceTag = 2 * (Communicator::kMaxTag + 1);
 static_assert(kPieceTag <= 32767);
@@ -84,18 +88,27 @@ class MpiCommunicator final : public Communicator {
   }
 
   void send(int dest, int tag, std::vector<std::byte> bytes) override {
+    auto owned = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+    const SharedBytes whole{std::shared_ptr<const std::byte>(owned, owned->data()), owned->size()};
+    send_parts(dest, tag, {whole});
+  }
+
+  void send_parts(int dest, int tag, const std::vector<SharedBytes>& parts) override {
     tessera::detail::check_send(*this, dest, tag);
     Send& s = sends_.emplace_back();
-    s.bytes = std::move(bytes);
-    s.length = static_cast<int64_t>(s.bytes.size());
-    unsent_bytes_ += s.bytes.size();
-    if (s.length <= piece_) {
-      isend(s, s.bytes.data(), s.length, dest, 2 * tag);
+    s.parts = parts;
+    for (const SharedBytes& p : parts) s.length += static_cast<int64_t>(p.size);
+    unsent_bytes_ += static_cast<size_t>(s.length);
+    if (parts.size() <= 1 && s.length <= piece_) {
+      isend(s, parts.empty() ? nullptr : parts.front().data.get(), s.length, dest, 2 * tag);
       return;
     }
     isend(s, &s.length, sizeof s.length, dest, 2 * tag + 1);
-    for (int64_t done = 0; done < s.length; done += piece_) {
-      isend(s, s.bytes.data() + done, std::min(piece_, s.length - done), dest, kPieceTag);
+    for (const SharedBytes& p : parts) {
+      const auto size = static_cast<int64_t>(p.size);
+      for (int64_t done = 0; done < size; done += piece_) {
+        isend(s, p.data.get() + done, std::min(piece_, size - done), dest, kPieceTag);
+      }
     }
   }
 
@@ -145,7 +158,7 @@ class MpiCommunicator final : public Communicator {
     for (auto it = sends_.begin(); it != sends_.end();) {
       int done = 0;
       MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
-      if (done) unsent_bytes_ -= it->bytes.size();
+      if (done) unsent_bytes_ -= static_cast<size_t>(it->length);
       it = done ? sends_.erase(it) : std::next(it);
     }
     return sends_.size();
@@ -157,10 +170,10 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  // One message in flight: its bytes (and its length, the header of a large
-  // one) stay here until every request of it completes.
+  // One message in flight: its parts' owners (and its length, the header of a
+  // large one) stay here until every request of it completes.
   struct Send {
-    std::vector<std::byte> bytes;
+    std::vector<SharedBytes> parts;
     int64_t length = 0;
     std::vector<MPI_Request> requests;
   };
@@ -188,7 +201,9 @@ class MpiCommunicator final : public Communicator {
     return h;
   }
 
-  // The pieces of the large message whose header is `head`, which goes.
+  // The pieces of the large message whose header is `head`, which goes. A
+  // piece is at most piece_ bytes, and shorter where a part of the sender's
+  // message ends (send_parts).
   Message pieces(std::map<int, Head>::iterator head) {
     Message m;
     m.source = head->first;
@@ -196,9 +211,17 @@ class MpiCommunicator final : public Communicator {
     const int64_t length = head->second.length;
     heads_.erase(head);
     m.bytes.resize(static_cast<size_t>(length));
-    for (int64_t done = 0; done < length; done += piece_) {
+    for (int64_t done = 0; done < length;) {
+      MPI_Status status;
       MPI_Recv(m.bytes.data() + done, static_cast<int>(std::min(piece_, length - done)), MPI_BYTE, m.source,
-               kPieceTag, p2p_, MPI_STATUS_IGNORE);
+               kPieceTag, p2p_, &status);
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      if (count <= 0) {
+        throw Error(absl::StrCat("a message from rank ", m.source, " is damaged: a piece of ", count,
+                                 " bytes, with ", length - done, " of its ", length, " bytes still to come"));
+      }
+      done += count;
     }
     return m;
   }

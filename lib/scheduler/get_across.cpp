@@ -10,7 +10,8 @@
 //             computing goes on while results travel. A posttask hook hands
 //             each finished result that other ranks need to the loop below.
 //   the loop  that thread makes every Communicator call: it serializes
-//             each outgoing result once (tessera/graph/wire.hpp) and sends it to
+//             each outgoing result once (tessera/graph/wire.hpp; an array's
+//             elements are sent from its buffer, not copied) and sends it to
 //             each rank that needs it, delivers what arrives into the Inbox,
 //             and relays errors. With a memory limit it leaves in the
 //             transport the results the run cannot hold yet (deferred
@@ -367,7 +368,7 @@ class Exchange {
           return next > 0;
         }
       }
-      BytesWriter w;
+      PartsWriter w;  // an array's elements stay in its buffer until sent
       w.put<uint32_t>(route->id);
       try {
         to_wire(value, w);
@@ -379,15 +380,15 @@ class Exchange {
         inbox_.fail(std::current_exception());
         continue;
       }
-      value = Value();  // the bytes stand for it now
+      value = Value();  // the parts stand for it now
       // Under a limit the run kept the result (counted, spillable) until now.
       if (limit_ > 0) inbox_state(inbox_).sent(route->request);
-      std::vector<std::byte>& bytes = w.bytes();
-      unsent_ += bytes.size() * route->to.size();
-      for (size_t k = 0; k < route->to.size(); ++k) {
-        bytes_sent_ += bytes.size();
+      const std::vector<SharedBytes>& parts = w.parts();
+      unsent_ += w.size() * route->to.size();
+      for (const int q : route->to) {
+        bytes_sent_ += w.size();
         ++messages_sent_;
-        comm_.send(route->to[k], kResult, k + 1 == route->to.size() ? std::move(bytes) : bytes);
+        comm_.send_parts(q, kResult, parts);
       }
     }
     return !batch.empty();

@@ -33,7 +33,8 @@ int64_t since_ns(std::chrono::steady_clock::time_point t0) {
 // its arenas: once a block of up to 32 MiB that it mapped is freed, it serves
 // blocks of that size from the arenas, whose freed pages stay resident (its
 // dynamic mmap threshold); malloc_trim hands the free pages back (bench/python:
-// 160 MiB of a (x + x.T).sum() run under a 423 MiB limit).
+// 160 MiB of a (x + x.T).sum() run under a 423 MiB limit). NDArray blocks past
+// 64 MiB are mappings that a few freed ones keep (storage/pages.hpp keep_pages).
 // Returned after each spill that freed a value, and after each task under the
 // budget (its released inputs); tasks that hold memory worth budgeting take far
 // longer than the calls. malloc_trim walks every arena (~125 us on a heap of a
@@ -47,6 +48,7 @@ void return_cached_memory(size_t freed) {
     return true;
   }();
   if (ready) ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
+  release_kept_pages();
 #if defined(__GLIBC__)
   if (freed >= (size_t{1} << 20)) ::malloc_trim(0);
 #endif

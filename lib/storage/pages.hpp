@@ -6,6 +6,38 @@
 
 namespace tessera::detail {
 
+//! Anonymous memory for a large buffer, from take_pages.
+struct Pages {
+  std::byte* data = nullptr;  //!< the mapping's first byte
+  size_t length = 0;          //!< its length, for keep_pages
+  bool zero = false;          //!< true for fresh pages (zeros); a kept mapping holds old bytes
+};
+
+//! At least `size` bytes of anonymous pages, rounded up to whole 2 MiB pages
+//! with huge pages requested (advise_huge_pages): a kept mapping (keep_pages)
+//! of that length up to a quarter more when there is one, else a fresh one.
+//! Throws std::bad_alloc when the kernel has none. Thread-safe.
+Pages take_pages(size_t size);
+
+//! Keeps `pages` (from take_pages) for a later take_pages instead of unmapping
+//! them: fresh pages cost more than most work that fills them (the kernel
+//! zeroes each on first touch). The pages are marked MADV_FREE, so the kernel
+//! may take them back under memory pressure (they read as zeros then); at most
+//! a few mappings and a bounded total are kept, the oldest unmapped first.
+//! Thread-safe.
+void keep_pages(Pages pages);
+
+//! Unmaps every kept mapping, so they no longer count in the process's RSS.
+//! Thread-safe.
+void release_kept_pages();
+
+//! The mappings and bytes kept now (for tests).
+struct KeptPages {
+  size_t mappings = 0;
+  size_t bytes = 0;
+};
+KeptPages kept_pages();
+
 //! Asks the kernel to back the whole 2 MiB pages inside [p, p + size) with huge
 //! pages (madvise MADV_HUGEPAGE), as numpy does for its large arrays: a fresh
 //! 16 MiB buffer in small pages takes 4096 faults. Does nothing where the

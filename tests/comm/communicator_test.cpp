@@ -31,6 +31,10 @@ TEST_CASE("messages between each pair of thread ranks arrive in order, whole, be
   }
 }
 
+TEST_CASE("a message sent in parts to a thread rank arrives whole, in order with the others") {
+  on_every_rank(3, [](Communicator& comm) { testing::exchange_in_order(comm, 100, {0, 1, 17, 4096}, /*in_parts=*/true); });
+}
+
 TEST_CASE("try_receive_from leaves a message it does not take first from its sender, and takes it later whole") {
   for (int n : {2, 3}) {
     CAPTURE(n);

@@ -4,8 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -24,16 +26,25 @@ inline std::byte message_byte(int source, int seq, size_t i) {
 // sizes in `sizes` in turn, tagged seq % (kMaxTag + 1), with an allgather in the
 // middle that the messages must not disturb; then receives until it has all of
 // them and checks that each sender's arrived in order, whole. Returns once the
-// rank's own sends are taken.
-inline void exchange_in_order(Communicator& comm, int per_peer, const std::vector<size_t>& sizes) {
+// rank's own sends are taken. `in_parts`: each message goes by send_parts, in
+// three parts (a third, 5 bytes, the rest; some of them empty).
+inline void exchange_in_order(Communicator& comm, int per_peer, const std::vector<size_t>& sizes, bool in_parts = false) {
   const int n = comm.size();
   auto message = [&](int source, int seq) {
     std::vector<std::byte> b(sizes[static_cast<size_t>(seq) % sizes.size()]);
     for (size_t i = 0; i < b.size(); ++i) b[i] = message_byte(source, seq, i);
     return b;
   };
+  auto send = [&](int q, int seq) {
+    const int tag = seq % (Communicator::kMaxTag + 1);
+    if (!in_parts) return comm.send(q, tag, message(comm.rank(), seq));
+    const auto b = std::make_shared<const std::vector<std::byte>>(message(comm.rank(), seq));
+    const size_t third = b->size() / 3, next = std::min(b->size(), third + 5);
+    auto part = [&](size_t from, size_t to) { return SharedBytes{std::shared_ptr<const std::byte>(b, b->data() + from), to - from}; };
+    comm.send_parts(q, tag, {part(0, third), part(third, next), part(next, b->size())});
+  };
   for (int seq = 0; seq < per_peer; ++seq) {
-    for (int q = 0; q < n; ++q) comm.send(q, seq % (Communicator::kMaxTag + 1), message(comm.rank(), seq));
+    for (int q = 0; q < n; ++q) send(q, seq);
     if (seq == per_peer / 2) CHECK(comm.allgather(comm.rank() + 1)[static_cast<size_t>(n - 1)] == n);
   }
   std::vector<int> next(static_cast<size_t>(n), 0);

@@ -20,6 +20,11 @@ TEST_CASE("MPI: a message longer than a piece goes in pieces and arrives whole")
   testing::exchange_in_order(*comm, 50, {0, 6, 7, 8, 15, 100, 1001});
 }
 
+TEST_CASE("MPI: a message sent in parts arrives whole, in order with the others, also when its parts go in pieces") {
+  testing::exchange_in_order(*mpi::world_communicator(), 50, {0, 1, 17, 4096, 1 << 20}, /*in_parts=*/true);
+  testing::exchange_in_order(*mpi::detail::world_communicator_in_pieces(7), 50, {0, 6, 7, 8, 15, 100, 1001}, true);
+}
+
 TEST_CASE("MPI: try_receive_from leaves a message it does not take in MPI, first from its sender, and takes it later whole") {
   testing::receive_from_when_taken(*mpi::world_communicator(), size_t{1} << 20);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "scheduler/spill_store.hpp"
+#include "storage/pages.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
@@ -192,6 +193,31 @@ std::vector<std::string> spill_folders(const fs::path& dir) {
 
 // A block of `words` 64-bit words, a result with a Spillable form.
 Value block_of(int64_t words) { return array::NDArray::from_vector(std::vector<uint64_t>(words, 7), {words}); }
+
+}  // namespace
+
+// Memory a run under its limit frees goes back to the system, the large
+// mappings that freed NDArray blocks leave for the next block included: kept,
+// they would count in RSS beside the limit (storage/pages.hpp keep_pages).
+TEST_CASE("a run that spills hands back the large mappings freed blocks left kept") {
+  Scratch scratch("kept");
+  array::Buffer::release_kept();
+  (void)array::Buffer::allocate(size_t{72} << 20);  // freed at once: kept
+  REQUIRE(detail::kept_pages().mappings == 1);
+  constexpr int64_t kWords = 16384;  // 128 KiB
+  Graph g;
+  std::vector<Key> keys;
+  for (int i = 0; i < 8; ++i) {
+    g.task(Key("block", {i}), fn("make", [] { return block_of(kWords).as<array::NDArray>(); }));
+    keys.emplace_back("block", std::vector<int64_t>{i});
+  }
+  RunStats stats;
+  (void)get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 3 * kWords * 8, .scratch_dir = scratch.dir.string()});
+  CHECK(stats.spill_count > 0);
+  CHECK(detail::kept_pages().mappings == 0);
+}
+
+namespace {
 
 // A process that spills one result into `dir` and is killed by SIGKILL before
 // its store's destructor runs, as kill -9 or the OOM killer would. Returns the

@@ -38,6 +38,7 @@
 
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/function_ref.hpp"
+#include "tessera/graph/spill.hpp"
 #include <span>
 
 namespace tessera {
@@ -86,6 +87,18 @@ class Communicator {
   //!   comm.send(1, /*tag=*/3, std::vector<std::byte>(16));
   //! @endcode
   virtual void send(int dest, int tag, std::vector<std::byte> bytes) = 0;
+  //! Sends the bytes of `parts`, one after another, as one message: the
+  //! receiver gets them as send() would have sent them gathered. The endpoint
+  //! keeps each part's owner until the message is taken, and the MPI endpoint
+  //! sends each part from where it is, so a large result goes without a copy
+  //! (PartsWriter). The default gathers the parts and calls send(). Throws as
+  //! send() does.
+  //! @code
+  //!   tessera::PartsWriter w;
+  //!   tessera::to_wire(value, w);
+  //!   comm.send_parts(1, /*tag=*/3, w.parts());
+  //! @endcode
+  virtual void send_parts(int dest, int tag, const std::vector<SharedBytes>& parts);
   //! The next message that arrived from any rank with any tag, or nothing when
   //! none has; never blocks.
   //! @code

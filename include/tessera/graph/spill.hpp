@@ -47,6 +47,11 @@ class SpillWriter {
   //! Pads so that the next byte lands at a multiple of `alignment` (a power of
   //! two, at most the page size) from the start: where SpillReader::map can map it.
   virtual void align(size_t alignment) = 0;
+  //! Appends `size` bytes at `data`, which stay unchanged while `data` (or a
+  //! copy of it) lives: a writer may keep the pointer instead of copying the
+  //! bytes (PartsWriter: an array sent to another process from its own buffer).
+  //! The default copies them (write).
+  virtual void write_shared(std::shared_ptr<const std::byte> data, size_t size) { write(data.get(), size); }
   //! Writes one trivially copyable object.
   template <class T>
     requires std::is_trivially_copyable_v<T>
@@ -56,6 +61,13 @@ class SpillWriter {
 
  protected:
   ~SpillWriter() = default;
+};
+
+//! Bytes held by whoever shares `data`: a part of a message (PartsWriter,
+//! Communicator::send_parts).
+struct SharedBytes {
+  std::shared_ptr<const std::byte> data;  //!< the first byte; keeps the bytes alive
+  size_t size = 0;                        //!< how many
 };
 
 //! Reads back what a SpillWriter wrote, in the same order. Throws StorageError
@@ -99,6 +111,38 @@ class BytesWriter final : public SpillWriter {
 
  private:
   std::vector<std::byte> bytes_;
+};
+
+//! A SpillWriter into memory that keeps the large runs given to write_shared
+//! as they are, without copying them: what it wrote is its parts one after
+//! another (a message that goes to another process without being gathered
+//! into one buffer first: Communicator::send_parts). `align` pads from the
+//! first byte written, as BytesWriter's does.
+//! @code
+//!   tessera::PartsWriter w;
+//!   tessera::to_wire(value, w);          // an NDArray's elements stay in its buffer
+//!   comm.send_parts(1, /*tag=*/3, w.parts());
+//! @endcode
+class PartsWriter final : public SpillWriter {
+ public:
+  //! Shared runs shorter than this are copied: a part of their own costs more than the copy.
+  static constexpr size_t kMinShared = size_t{64} << 10;
+  //! Appends `size` bytes from `data` (copied).
+  void write(const void* data, size_t size) override;
+  void align(size_t alignment) override;
+  //! Appends the bytes at `data` as a part of their own (kept, not copied) from kMinShared bytes.
+  void write_shared(std::shared_ptr<const std::byte> data, size_t size) override;
+  //! What was written, in order.
+  const std::vector<SharedBytes>& parts();
+  //! Bytes written.
+  size_t size() const { return size_; }
+
+ private:
+  // The copied bytes since the last shared part, not yet a part.
+  std::shared_ptr<std::vector<std::byte>> open_;
+  std::vector<SharedBytes> parts_;
+  size_t size_ = 0;
+  void close();
 };
 
 //! A SpillReader over bytes in memory: a spilled file mapped whole, a message

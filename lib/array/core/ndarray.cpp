@@ -1,7 +1,5 @@
 #include "tessera/array/core/ndarray.hpp"
 
-#include <sys/mman.h>
-
 #include <oneapi/tbb/scalable_allocator.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -13,7 +11,6 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <utility>
 
@@ -119,59 +116,11 @@ size_t array_nbytes(DType dtype, const Shape& shape) {
   return static_cast<size_t>(n);
 }
 
-// Large blocks are recycled (oneTBB's allocator, the parked mapping) except
+// Large blocks are recycled (oneTBB's allocator, the kept mappings) except
 // under a sanitizer, which must see each one (storage/pages.hpp).
 constexpr bool kRecycleLargeBuffers = !tessera::detail::kSanitizedHeap;
 
-// The last freed large mapping, kept for the next large buffer of about its
-// size: a result of compute() is often followed by another of the same shape,
-// and fresh pages cost more than the operation that fills them (the kernel
-// zeroes each one on first touch, and on a virtual machine the host backs it
-// first: bench/algebra's where, whose every run wrote a fresh 1 GiB result).
-// Parked pages are marked MADV_FREE, so the kernel may still take them back
-// under memory pressure (they read as zeros then) instead of the process
-// holding a block nobody uses; at most one mapping is parked.
-class ParkedMapping {
- public:
-  //! A parked mapping of `mapped` bytes up to a quarter more, with its size; {nullptr, 0} if none.
-  std::pair<std::byte*, size_t> take(size_t mapped) {
-    std::lock_guard lock(mutex_);
-    if (data_ == nullptr || size_ < mapped || size_ - mapped > mapped / 4) return {nullptr, 0};
-    return {std::exchange(data_, nullptr), std::exchange(size_, 0)};
-  }
-  //! Keeps `data` (of `mapped` bytes) for the next take, unmapping the one parked before.
-  void park(std::byte* data, size_t mapped) {
-    ::madvise(data, mapped, MADV_FREE);
-    swap_in(data, mapped);
-  }
-  //! Unmaps the parked mapping, if any.
-  void release() { swap_in(nullptr, 0); }
-
- private:
-  // Parks `data` (or nothing) in place of the parked mapping, which is unmapped.
-  void swap_in(std::byte* data, size_t mapped) {
-    std::byte* old = nullptr;
-    size_t old_size = 0;
-    {
-      std::lock_guard lock(mutex_);
-      old = std::exchange(data_, data);
-      old_size = std::exchange(size_, mapped);
-    }
-    if (old != nullptr) ::munmap(old, old_size);
-  }
-
-  std::mutex mutex_;
-  std::byte* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-// Never destroyed: buffers may be freed by static destructors after main.
-ParkedMapping& parked() {
-  static auto* p = new ParkedMapping;
-  return *p;
-}
-
-void Buffer::release_kept() { parked().release(); }
+void Buffer::release_kept() { tessera::detail::release_kept_pages(); }
 
 Buffer Buffer::allocate(size_t size, bool zero) {
   // Three tiers, because a block is written once right after it is allocated,
@@ -181,8 +130,8 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   //    pages to the next block of its size and releases those left unused;
   //  - larger buffers come straight from the kernel with transparent huge
   //    pages requested where the system grants them on request, as numpy asks
-  //    for its large arrays (far fewer faults); the last one freed is parked
-  //    for the next of about its size (ParkedMapping);
+  //    for its large arrays (far fewer faults); a few freed ones are kept
+  //    for the next of about their size (storage/pages.hpp keep_pages);
   //  - small ones from the heap, rounded up to whole cache lines and never zero
   //    bytes, so data() is never null.
   constexpr size_t kLarge = size_t{2} << 20;
@@ -199,20 +148,10 @@ Buffer Buffer::allocate(size_t size, bool zero) {
     return Buffer(std::shared_ptr<std::byte>(p, [](std::byte* q) { ::scalable_aligned_free(q); }), size, true);
   }
   if (size > kCached) {
-    const size_t wanted = (size + kLarge - 1) / kLarge * kLarge;
-    auto [p, mapped] = parked().take(wanted);
-    if (p != nullptr) {
-      if (zero) std::memset(p, 0, size);  // parked pages hold old data, or zeros where the kernel took them
-    } else {
-      mapped = wanted;
-      void* q = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (q == MAP_FAILED) throw std::bad_alloc();
-      tessera::detail::advise_huge_pages(q, mapped);
-      p = static_cast<std::byte*>(q);  // zeroed by the kernel
-    }
-    // A copy, not the binding: clang 15 cannot capture a structured binding.
-    return Buffer(std::shared_ptr<std::byte>(p, [length = mapped](std::byte* q) { parked().park(q, length); }), size,
-                  true);
+    const tessera::detail::Pages pages = tessera::detail::take_pages(size);
+    if (zero && !pages.zero) std::memset(pages.data, 0, size);  // kept pages hold old data, or zeros where the kernel took them
+    return Buffer(std::shared_ptr<std::byte>(pages.data, [pages](std::byte*) { tessera::detail::keep_pages(pages); }),
+                  size, true);
   }
   size_t rounded = std::max(kAlign, (size + kAlign - 1) / kAlign * kAlign);
   auto* p = static_cast<std::byte*>(::operator new(rounded, std::align_val_t{kAlign}));

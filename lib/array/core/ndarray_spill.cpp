@@ -20,12 +20,10 @@ void Spillable<array::NDArray>::serialize(const array::NDArray& a, SpillWriter& 
   w.put(static_cast<uint32_t>(a.ndim()));
   for (int64_t n : a.shape()) w.put(n);
   w.align(kAlign);
-  if (a.is_c_contiguous()) {
-    w.write(a.data(), a.nbytes());
-  } else {
-    const array::NDArray c = a.copy();
-    w.write(c.data(), c.nbytes());
-  }
+  // The elements in C order, kept alive by their buffer: a message to another
+  // process sends them from there (PartsWriter), a file copies them.
+  const array::NDArray c = a.is_c_contiguous() ? a : a.copy();
+  w.write_shared(std::shared_ptr<const std::byte>(c.data(), [keep = c.buffer()](const std::byte*) {}), c.nbytes());
 }
 
 array::NDArray Spillable<array::NDArray>::deserialize(SpillReader& r) {

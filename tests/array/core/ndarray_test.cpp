@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "storage/pages.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"
@@ -180,6 +181,40 @@ TEST_CASE("large buffers reuse the last one freed, and zeros() of a reused one i
   CHECK(before - rss_mib() >= 150);  // the 160 MiB of c
 }
 
+// A chain of tasks frees one large block while the next ones are alive (a
+// rechunked block, its transform, the transform's power): the freed mappings
+// are all kept for the next blocks of their size, a bounded number of them, and
+// release_kept (as a run under a memory limit does) returns every one.
+TEST_CASE("several freed large buffers are kept and reused, at most a few, until release_kept") {
+  Buffer::release_kept();
+  const size_t size = size_t{72} << 20;  // past the 64 MiB of oneTBB's tier
+  std::vector<const std::byte*> first;
+  {
+    std::vector<Buffer> held;
+    for (int i = 0; i < 3; ++i) {
+      held.push_back(Buffer::allocate(size));
+      first.push_back(held.back().data());
+    }
+  }
+  CHECK(tessera::detail::kept_pages().mappings == 3);
+  {
+    std::vector<Buffer> again;
+    for (int i = 0; i < 3; ++i) {
+      again.push_back(Buffer::allocate(size - 4096));
+      CHECK(std::find(first.begin(), first.end(), again.back().data()) != first.end());
+    }
+    CHECK(tessera::detail::kept_pages().mappings == 0);
+    for (int i = 0; i < 4; ++i) again.push_back(Buffer::allocate(size));
+  }
+  // Seven freed: only the last few are kept, and fewer than 1 GiB of them.
+  const tessera::detail::KeptPages kept = tessera::detail::kept_pages();
+  CHECK(kept.mappings == 4);
+  CHECK(kept.bytes <= size_t{1} << 30);
+  Buffer::release_kept();
+  CHECK(tessera::detail::kept_pages().mappings == 0);
+  CHECK(tessera::detail::kept_pages().bytes == 0);
+}
+
 // A copy of a transposed view of C-ordered memory takes Eigen's shuffle (rank 2
 // to 4, elements moved by their size); other strided views take the general
 // loop. array_equal reads both element by element, so either way must agree.
@@ -205,6 +240,32 @@ TEST_CASE("copies of transposed views of every rank and element size equal the v
     const NDArray stepped = b.transpose().slice({Slice::all(), Slice{0, 6, 2}});
     CHECK(array_equal(stepped.copy(), stepped));
   }
+}
+
+// A result sent to another rank goes from its own buffer (Communicator::
+// send_parts): writing it for the wire copies none of its elements, and its
+// parts read as the bytes a BytesWriter gathers.
+TEST_CASE("an NDArray written for the wire in parts keeps its elements in its buffer, not copied") {
+  const NDArray a = iota({512, 64});  // 256 KiB of float64: a part of its own
+  tessera::PartsWriter w;
+  w.put<uint32_t>(7);
+  tessera::to_wire(Value(a), w);
+  const std::vector<tessera::SharedBytes>& parts = w.parts();
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[1].data.get() == a.data());
+  CHECK(parts[1].size == a.nbytes());
+  CHECK(a.buffer().use_count() == 2);  // the part keeps the buffer alive until sent
+  tessera::BytesWriter gathered;
+  gathered.put<uint32_t>(7);
+  tessera::to_wire(Value(a), gathered);
+  std::vector<std::byte> joined;
+  for (const tessera::SharedBytes& p : parts) joined.insert(joined.end(), p.data.get(), p.data.get() + p.size);
+  CHECK(joined == gathered.bytes());
+  CHECK(w.size() == joined.size());
+  // A small array is copied into the header's part: one part.
+  tessera::PartsWriter small;
+  tessera::to_wire(Value(iota({3, 4})), small);
+  CHECK(small.parts().size() == 1);
 }
 
 TEST_CASE("an NDArray crosses the wire as its values in C order and comes back as a view of the received bytes") {

@@ -65,10 +65,10 @@ class Buffer {
       : data_(std::move(data)), size_(size), writable_(writable) {}
   //! `size` bytes of fresh 64-byte-aligned memory, zeroed when `zero` is true:
   //! from the heap, oneTBB's scalable allocator from 2 MiB, and anonymous pages
-  //! with transparent huge pages requested above 64 MiB; the last of those freed
-  //! is kept (the kernel may reclaim its pages) for the next of about its size.
+  //! with transparent huge pages requested above 64 MiB; a few of those freed
+  //! are kept (the kernel may reclaim their pages) for the next of about their size.
   static Buffer allocate(size_t size, bool zero = false);
-  //! Returns the kept buffer (see allocate) to the kernel now, so it no longer
+  //! Returns the kept buffers (see allocate) to the kernel now, so they no longer
   //! counts in the process's RSS: before measuring memory, or forking a child
   //! whose peak RSS counts the parent's. Thread-safe.
   //! @code

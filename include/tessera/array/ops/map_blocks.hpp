@@ -81,8 +81,13 @@ NDArray to_block(R&& r) {
     if constexpr (std::is_same_v<D, Eigen::Tensor<U, M, Eigen::RowMajor>>) {
       return from_tensor(r);
     } else {
-      Eigen::Tensor<U, M, Eigen::RowMajor> t = r;
-      return from_tensor(t);
+      // Evaluated straight into the block: an Eigen::Tensor first would take
+      // fresh pages from malloc for every block (faulted in one by one) and
+      // copy them into the block after.
+      const auto dims = Eigen::TensorEvaluator<const D, Eigen::DefaultDevice>(r, Eigen::DefaultDevice()).dimensions();
+      NDArray out = NDArray::empty(dtype_of<U>, Shape(dims.begin(), dims.end()));
+      if (out.size() > 0) out.template tensor<U, M>() = r;
+      return out;
     }
   }
 }
