@@ -252,7 +252,7 @@ Run::Step Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) 
     step = push_and_pop_locked(lk, w, next);
   }
   // Under the budget the inputs this task released go back to the system too.
-  if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) return_cached_memory(s.released_bytes);
+  if (limit_ > 0 && budget_.load(std::memory_order_relaxed)) return_cached_memory_past_allowance(s.released_bytes);
   return step;
 }
 

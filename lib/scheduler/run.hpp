@@ -46,6 +46,10 @@ struct Failure {
 //! `freed`: the bytes of the results just freed.
 void return_cached_memory(size_t freed);
 
+//! The process's anonymous resident bytes (resident minus file-backed pages,
+//! /proc/self/statm); 0 where that cannot be read.
+size_t anonymous_resident_bytes();
+
 class Run final : public RunState {
  public:
   Run(const Plan& plan, const GetOptions& options, int num_workers);
@@ -178,6 +182,7 @@ class Run final : public RunState {
   // The budget (run_budget.cpp): the loop's branches when budget_ is on.
   void prepare_budget();
   void switch_to_budget();
+  void return_cached_memory_past_allowance(size_t freed);
   void settle_budget_locked(const Settle& s, Io& io);
   void push_budget_locked(Worker& w);
   bool pop_budget_locked(Worker& w, uint32_t& next, Step& step);
@@ -252,6 +257,7 @@ class Run final : public RunState {
 
   const size_t limit_ = 0;
   size_t target_bytes_ = 0, pause_bytes_ = 0;
+  size_t base_resident_ = 0;  // anonymous_resident_bytes() as the budget was prepared
   std::unique_ptr<Ledger[]> ledgers_;  // per worker, before the switch
   // Guarded by lock_ once budget_ is set (allocated by the switch).
   std::atomic<bool> budget_{false};
