@@ -205,7 +205,7 @@ class ThreadCommunicator final : public Communicator {
     Mailbox& box = group_->mailboxes[static_cast<size_t>(dest)];
     group_->unsent[static_cast<size_t>(rank_)].fetch_add(bytes.size(), std::memory_order_relaxed);
     std::lock_guard lock(box.mutex);
-    box.messages.push_back(Message{rank_, tag, std::move(bytes)});
+    box.messages.push_back(Message{rank_, tag, SharedBytes::from(std::move(bytes))});
   }
 
   std::optional<Message> try_receive() override {
@@ -224,7 +224,7 @@ class ThreadCommunicator final : public Communicator {
     Mailbox& box = group_->mailboxes[static_cast<size_t>(rank_)];
     std::lock_guard lock(box.mutex);
     auto it = std::find_if(box.messages.begin(), box.messages.end(), [&](const Message& m) { return m.source == source; });
-    if (it == box.messages.end() || !take(it->tag, it->bytes.size())) return std::nullopt;
+    if (it == box.messages.end() || !take(it->tag, it->bytes.size)) return std::nullopt;
     Message m = std::move(*it);
     box.messages.erase(it);
     taken(m);
@@ -238,7 +238,7 @@ class ThreadCommunicator final : public Communicator {
 
  private:
   void taken(const Message& m) {
-    group_->unsent[static_cast<size_t>(m.source)].fetch_sub(m.bytes.size(), std::memory_order_relaxed);
+    group_->unsent[static_cast<size_t>(m.source)].fetch_sub(m.bytes.size, std::memory_order_relaxed);
   }
 
   std::shared_ptr<ThreadGroup> group_;

@@ -406,20 +406,18 @@ class Exchange {
     if (m.tag == kError) {
       if (failure_) return;
       try {
-        failure_ = rank_error(decode_error(m.bytes, m.source));
+        failure_ = rank_error(decode_error(m.bytes.span(), m.source));
       } catch (...) {
         failure_ = std::current_exception();  // a damaged report is still a failure of that rank
       }
       inbox_.fail(failure_);
       return;
     }
-    bytes_received_ += m.bytes.size();
+    bytes_received_ += m.bytes.size;
     ++messages_received_;
     if (failure_) return;  // the run stops anyway
     try {
-      auto holder = std::make_shared<std::vector<std::byte>>(std::move(m.bytes));
-      BytesReader r(std::shared_ptr<const std::byte>(holder, holder->data()), holder->size(),
-                    absl::StrCat("a result from rank ", m.source));
+      BytesReader r(std::move(m.bytes.data), m.bytes.size, absl::StrCat("a result from rank ", m.source));
       const auto id = r.get<uint32_t>();
       if (id >= plan_.num_tasks()) {
         throw Error(absl::StrCat("a result from rank ", m.source, " names task ", id, ", expected one of the ",

@@ -53,7 +53,7 @@ TEST_CASE("a thread rank with no message waiting receives nothing and never bloc
   REQUIRE(m.has_value());
   CHECK(m->source == 1);
   CHECK(m->tag == 5);
-  CHECK(m->bytes.size() == 3);
+  CHECK(m->bytes.size == 3);
   CHECK(!comms[0]->try_receive().has_value());
 }
 

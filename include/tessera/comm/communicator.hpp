@@ -53,9 +53,9 @@ class RankLostError : public Error {
 
 //! One point-to-point message as received: who sent it, its tag, its bytes.
 struct Message {
-  int source = -1;                //!< the sending rank
-  int tag = 0;                    //!< the tag it was sent with
-  std::vector<std::byte> bytes;   //!< its content
+  int source = -1;    //!< the sending rank
+  int tag = 0;        //!< the tag it was sent with
+  SharedBytes bytes;  //!< its content, shared: a value read from it may view it (an NDArray's block)
 };
 
 //! The seam between tessera and a message layer (MPI or a test's fake): this rank, the number of ranks, and the collectives tessera needs.

@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -68,6 +69,14 @@ class SpillWriter {
 struct SharedBytes {
   std::shared_ptr<const std::byte> data;  //!< the first byte; keeps the bytes alive
   size_t size = 0;                        //!< how many
+
+  //! The bytes, viewed.
+  std::span<const std::byte> span() const { return {data.get(), size}; }
+  //! Takes `bytes` over, without a copy.
+  static SharedBytes from(std::vector<std::byte> bytes) {
+    auto owner = std::make_shared<std::vector<std::byte>>(std::move(bytes));
+    return {std::shared_ptr<const std::byte>(owner, owner->data()), owner->size()};
+  }
 };
 
 //! Reads back what a SpillWriter wrote, in the same order. Throws StorageError
