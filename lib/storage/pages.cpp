@@ -103,6 +103,16 @@ void advise_huge_pages(void* p, size_t size) {
 #endif
 }
 
+void prefault_pages(void* p, size_t size) {
+#if defined(MADV_POPULATE_WRITE)
+  const auto begin = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{4095};
+  (void)::madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(p) + size - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)size;
+#endif
+}
+
 Pages take_pages(size_t size) {
   const size_t length = (size + kHugePage - 1) / kHugePage * kHugePage;
   if (Pages p = kept().take(length); p.data != nullptr) return p;

@@ -144,11 +144,13 @@ Buffer Buffer::allocate(size_t size, bool zero) {
     // (bench/algebra, a cold process). The whole 2 MiB pages inside the block
     // are marked as numpy marks its large arrays; a recycled block keeps the mark.
     tessera::detail::advise_huge_pages(p, size);
+    tessera::detail::prefault_pages(p, size);  // a block is written whole right away
     if (zero) std::memset(p, 0, size);
     return Buffer(std::shared_ptr<std::byte>(p, [](std::byte* q) { ::scalable_aligned_free(q); }), size, true);
   }
   if (size > kCached) {
     const tessera::detail::Pages pages = tessera::detail::take_pages(size);
+    tessera::detail::prefault_pages(pages.data, size);
     if (zero && !pages.zero) std::memset(pages.data, 0, size);  // kept pages hold old data, or zeros where the kernel took them
     return Buffer(std::shared_ptr<std::byte>(pages.data, [pages](std::byte*) { tessera::detail::keep_pages(pages); }),
                   size, true);
