@@ -134,7 +134,7 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   //    for the next of about their size (storage/pages.hpp keep_pages);
   //  - small ones from the heap, rounded up to whole cache lines and never zero
   //    bytes, so data() is never null.
-  constexpr size_t kLarge = size_t{64} << 10;
+  constexpr size_t kLarge = size_t{2} << 20;
   constexpr size_t kCached = size_t{64} << 20;
   if (kRecycleLargeBuffers && size >= kLarge && size <= kCached) {
     auto* p = static_cast<std::byte*>(::scalable_aligned_malloc(size, kAlign));
