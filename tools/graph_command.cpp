@@ -317,7 +317,7 @@ int run(const RunOptions& o) {
   return 0;
 }
 
-void define(CLI::App& graph, Action& action) {
+void define_graph(CLI::App& graph, Action& action) {
   graph.require_subcommand(0, 1);
   const auto file = [](CLI::App& c, std::string& path) {
     c.add_option("FILE.json", path, "a tessera-graph/1 file (docs/graph-format.md)")->required();
@@ -378,7 +378,7 @@ void define(CLI::App& graph, Action& action) {
 }  // namespace
 
 const CommandGroup& graph_group() {
-  static const CommandGroup group{"graph", "inspect, draw and run tessera-graph/1 files", define};
+  static const CommandGroup group{"graph", "inspect, draw and run tessera-graph/1 files", define_graph};
   return group;
 }
 

@@ -112,7 +112,7 @@ int run(const std::string& path) {
   return 0;
 }
 
-void define(CLI::App& info, Action& action) {
+void define_info(CLI::App& info, Action& action) {
   info.footer(
       "Describes the zarr array or group (v2 or v3) or the .npy file at PATH: format, shape, dtype, chunks and "
       "shards, codecs, stored and uncompressed bytes, chunks initialized; for a group, its tree.");
@@ -124,7 +124,7 @@ void define(CLI::App& info, Action& action) {
 }  // namespace
 
 const CommandGroup& info_group() {
-  static const CommandGroup group{"info", "describe a zarr array or group, or a .npy file", define};
+  static const CommandGroup group{"info", "describe a zarr array or group, or a .npy file", define_info};
   return group;
 }
 

@@ -55,7 +55,7 @@ namespace {
 namespace ta = tessera::array;
 namespace fs = std::filesystem;
 
-//! The options of `tessera rechunk`, as CLI11 parsed them (define() below says what each means).
+//! The options of `tessera rechunk`, as CLI11 parsed them (define_rechunk() below says what each means).
 struct Options {
   std::string src, dst, chunks, max_mem = "1GiB", method = "auto", codec = "none";
   std::optional<long> workers;
@@ -326,7 +326,7 @@ int run(const Options& o) {
   return 0;
 }
 
-void define(CLI::App& rechunk, Action& action) {
+void define_rechunk(CLI::App& rechunk, Action& action) {
   rechunk.footer(
       "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file when "
       "DST ends in .npy). With --dry-run, prints the plan of the rechunk across --ranks ranks (rounds, messages, "
@@ -396,7 +396,8 @@ void define(CLI::App& rechunk, Action& action) {
 }  // namespace
 
 const CommandGroup& rechunk_group() {
-  static const CommandGroup group{"rechunk", "rechunk a .npy or zarr array into a zarr store, out of core", define};
+  static const CommandGroup group{"rechunk", "rechunk a .npy or zarr array into a zarr store, out of core",
+                                  define_rechunk};
   return group;
 }
 

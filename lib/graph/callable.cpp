@@ -34,8 +34,12 @@ std::string work_out_name(const void* function_address, const std::type_info& ty
   }
   if (function_address != nullptr) return "function";
   std::string name = type_name(type);
-  // Lambdas demangle as `{lambda(int)#1}` inside their enclosing scope; keep it short.
-  if (name.find("lambda") != std::string::npos) return "lambda";
+  // Lambdas demangle as `{lambda(int)#1}` (g++) or `'lambda'(int)` inside their
+  // enclosing scope; clang names one of internal linkage as an unnamed type, `f()::$_4`.
+  // Keep it short.
+  const size_t last = name.rfind("::");
+  const bool unnamed = name.compare(last == std::string::npos ? 0 : last + 2, 2, "$_") == 0;
+  if (unnamed || name.find("lambda") != std::string::npos) return "lambda";
   return name;
 }
 

@@ -35,9 +35,9 @@ constexpr int64_t kPiece = int64_t{1} << 30;
 constexpr int kPieceTag = 2 * (Communicator::kMaxTag + 1);
 static_assert(kPieceTag <= 32767);
 
-class MpiCommunicator final : public Communicator {
+class MpiPointToPoint final : public Communicator {
  public:
-  explicit MpiCommunicator(int64_t piece) : piece_(piece) {
+  explicit MpiPointToPoint(int64_t piece) : piece_(piece) {
     detail::require_initialized("tessera::mpi::world_communicator");
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_dup(MPI_COMM_WORLD, &p2p_);
@@ -46,7 +46,7 @@ class MpiCommunicator final : public Communicator {
   }
   // Sends still in flight hold buffers MPI reads: wait for them (a peer that
   // keeps receiving takes them) rather than free memory under MPI.
-  ~MpiCommunicator() override {
+  ~MpiPointToPoint() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
@@ -54,8 +54,8 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_free(&p2p_);
     MPI_Comm_free(&comm_);
   }
-  MpiCommunicator(const MpiCommunicator&) = delete;
-  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+  MpiPointToPoint(const MpiPointToPoint&) = delete;
+  MpiPointToPoint& operator=(const MpiPointToPoint&) = delete;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -277,10 +277,10 @@ class MpiCommunicator final : public Communicator {
 
 }  // namespace
 
-std::shared_ptr<Communicator> world_communicator() { return std::make_shared<MpiCommunicator>(kPiece); }
+std::shared_ptr<Communicator> world_communicator() { return std::make_shared<MpiPointToPoint>(kPiece); }
 
 std::shared_ptr<Communicator> detail::world_communicator_in_pieces(int64_t piece_bytes) {
-  return std::make_shared<MpiCommunicator>(std::clamp<int64_t>(piece_bytes, 1, kPiece));
+  return std::make_shared<MpiPointToPoint>(std::clamp<int64_t>(piece_bytes, 1, kPiece));
 }
 
 }  // namespace tessera::mpi

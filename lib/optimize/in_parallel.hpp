@@ -9,7 +9,9 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
-#if defined(__SANITIZE_THREAD__)
+#include "storage/sanitizers.hpp"
+
+#if TESSERA_TSAN
 #include <thread>
 #include <vector>
 #endif
@@ -61,7 +63,7 @@ void in_parallel(size_t nodes, First&& first, Rest&&... rest) {
   }
   std::exception_ptr errors[1 + sizeof...(Rest)];
   size_t k = 1;
-#if defined(__SANITIZE_THREAD__)
+#if TESSERA_TSAN
   // ThreadSanitizer cannot follow oneTBB (libtbb is not instrumented): it sees
   // neither the hand-off of a task nor its pool giving a finished task's memory
   // to the next. Under it the steps run on threads of their own, whose start

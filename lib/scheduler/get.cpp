@@ -21,10 +21,11 @@
 #include "across.hpp"
 #include "run.hpp"
 #include "split_across.hpp"
+#include "storage/sanitizers.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 
-#if defined(__SANITIZE_THREAD__)
+#if TESSERA_TSAN
 #include <sanitizer/tsan_interface.h>
 #endif
 
@@ -47,7 +48,7 @@ class WorkerLoop {
   WorkerLoop(const WorkerLoop& o) : run_(o.run_), id_(o.id_), launched_(o.launched_) { published(); }
   WorkerLoop& operator=(const WorkerLoop&) = delete;
   void operator()() const {
-#if defined(__SANITIZE_THREAD__)
+#if TESSERA_TSAN
     __tsan_acquire(const_cast<WorkerLoop*>(this));
 #endif
     while (!launched_->load(std::memory_order_acquire)) std::this_thread::yield();
@@ -56,7 +57,7 @@ class WorkerLoop {
 
  private:
   void published() {
-#if defined(__SANITIZE_THREAD__)
+#if TESSERA_TSAN
     __tsan_release(this);
 #endif
   }

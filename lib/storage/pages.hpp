@@ -4,6 +4,8 @@
 
 #include <cstddef>
 
+#include "storage/sanitizers.hpp"
+
 namespace tessera::detail {
 
 //! Anonymous memory for a large buffer, from take_pages.
@@ -57,16 +59,6 @@ void prefault_pages(void* p, size_t size);
 //! malloc and free: a block that oneTBB's allocator (or a cache of tessera's)
 //! hands out again looks to ASan like live memory and to TSan like a race
 //! between the threads that had it, so such builds take those blocks from the heap.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitizedHeap = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool kSanitizedHeap = true;
-#else
-inline constexpr bool kSanitizedHeap = false;
-#endif
-#else
-inline constexpr bool kSanitizedHeap = false;
-#endif
+inline constexpr bool kSanitizedHeap = TESSERA_ASAN || TESSERA_TSAN;
 
 }  // namespace tessera::detail

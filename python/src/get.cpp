@@ -50,7 +50,7 @@ py::object to_python(const Result& r) {
 }
 
 // tessera::get under run_watched (watch.hpp): Ctrl-C in the caller cancels the run.
-Result run_watched(const Graph& g, const Keys& keys, GetOptions& options) {
+Result get_watched(const Graph& g, const Keys& keys, GetOptions& options) {
   std::optional<Result> result;
   python::run_watched([&] { result.emplace(tessera::get(g, keys, options)); }, options.cancel);
   return std::move(*result);
@@ -151,7 +151,7 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
   std::exception_ptr error;
   py::object out;
   try {
-    out = to_python(run_watched(c.graph, keys, options));
+    out = to_python(get_watched(c.graph, keys, options));
   } catch (...) {
     error = std::current_exception();
   }

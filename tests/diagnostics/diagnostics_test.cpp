@@ -152,9 +152,9 @@ TEST_CASE("merge_chrome_traces: one process per rank, every task of a run across
   CHECK(tasks_of[0] == ran[0]);
   CHECK(tasks_of[1] == ran[1]);
   CHECK(seen.size() == 13);
-  for (const auto& [key, times] : seen) {
-    CAPTURE(key);
-    CHECK(times == 1);
+  for (const auto& entry : seen) {
+    CAPTURE(entry.first);
+    CHECK(entry.second == 1);
   }
 }
 

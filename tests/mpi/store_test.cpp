@@ -46,8 +46,9 @@ TEST_CASE("MPI store: the store across ranks equals one process's, byte for byte
       {"v2-zstd", {.codec = "zstd:3"}},
       {"v3-blosc", {.zarr_format = 3, .codec = "blosc:lz4:5:shuffle"}},
       {"v3-sharded", {.zarr_format = 3, .codec = "zstd:1", .inner_chunks = {4, 6}}}};
-  for (const auto& [label, format] : formats) {
-    CAPTURE(label);
+  for (const auto& entry : formats) {
+    const auto& [label, format] = entry;
+    CAPTURE(entry.first);
     const std::string out = (dir.path / (label + "-across.zarr")).string();
     const std::string ref = (dir.path / (label + "-one.zarr")).string();
     same_tokens(*comm);  // rank 0's reference of the last format moved its tokens on

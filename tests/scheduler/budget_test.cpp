@@ -439,7 +439,8 @@ TEST_CASE("a limit that is never reached changes nothing, and spill events reach
 TEST_CASE("the budget's fractions are checked: 0 < memory_target <= memory_pause <= 1") {
   Graph g;
   g.task("a", fn("one", [] { return 1; }));
-  for (auto [target, pause] : {std::pair{0.0, 0.8}, std::pair{0.9, 0.8}, std::pair{0.6, 1.5}, std::pair{-0.1, 0.5}}) {
+  for (const auto& fractions : {std::pair{0.0, 0.8}, std::pair{0.9, 0.8}, std::pair{0.6, 1.5}, std::pair{-0.1, 0.5}}) {
+    const double target = fractions.first, pause = fractions.second;
     CAPTURE(target);
     CAPTURE(pause);
     const GetOptions opts{.memory_limit = 1 << 20, .memory_target = target, .memory_pause = pause};

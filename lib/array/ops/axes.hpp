@@ -40,4 +40,11 @@ inline std::vector<int64_t> common_refinement(const std::vector<const std::vecto
   return out;
 }
 
+//! The product of `extents[from..to)`: the elements of those axes together.
+inline int64_t product(const std::vector<int64_t>& extents, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t k = from; k < to; ++k) p *= extents[k];
+  return p;
+}
+
 }  // namespace tessera::array::detail

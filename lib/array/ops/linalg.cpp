@@ -34,12 +34,6 @@ struct Contraction {
   DType dtype;
 };
 
-int64_t product(const Shape& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t k = from; k < to; ++k) p *= s[k];
-  return p;
-}
-
 // A C-contiguous copy (or the block itself) of `b` permuted by `perm`, of `dtype`.
 NDArray arranged(const NDArray& b, const std::vector<size_t>& perm, DType dtype) {
   const NDArray t = b.transpose(perm);
@@ -61,8 +55,8 @@ NDArray multiply_blocks(const Contraction& c, const ValueList& pairs) {
     const NDArray ma = arranged(block_value(pairs[p], "tensordot"), c.a_perm, work);
     const NDArray mb = arranged(block_value(pairs[p + 1], "tensordot"), c.b_perm, work);
     const size_t a_nd = ma.ndim();
-    const int64_t m = product(ma.shape(), 0, c.a_free), k = product(ma.shape(), c.a_free, a_nd);
-    const int64_t n = product(mb.shape(), mb.ndim() - c.b_free, mb.ndim());
+    const int64_t m = detail::product(ma.shape(), 0, c.a_free), k = detail::product(ma.shape(), c.a_free, a_nd);
+    const int64_t n = detail::product(mb.shape(), mb.ndim() - c.b_free, mb.ndim());
     if (p == 0) {
       Shape shape(ma.shape().begin(), ma.shape().begin() + static_cast<long>(c.a_free));
       shape.insert(shape.end(), mb.shape().end() - static_cast<long>(c.b_free), mb.shape().end());

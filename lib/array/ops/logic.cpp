@@ -18,6 +18,7 @@
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
+#include "array/ops/element.hpp"
 #include "array/ops/flat.hpp"
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/array/ops/broadcast.hpp"
@@ -39,17 +40,6 @@ const char* compare_name(CompareOp op) {
     case CompareOp::greater_equal: break;
   }
   return "greater_equal";
-}
-
-template <class T>
-bool is_nan(const T& v) {
-  if constexpr (is_floating_v<T>) {
-    return std::isnan(v);
-  } else if constexpr (requires { v.imag(); }) {
-    return std::isnan(v.real()) || std::isnan(v.imag());
-  } else {
-    return false;
-  }
 }
 
 // numpy's order: complex numbers by real part, then imaginary part (NaN compares false).
@@ -76,7 +66,7 @@ bool apply(CompareOp op, const T& a, const T& b) {
     }
     return a >= b;
   }
-  if (is_nan(a) || is_nan(b)) return op == CompareOp::not_equal;
+  if (detail::is_nan(a) || detail::is_nan(b)) return op == CompareOp::not_equal;
   switch (op) {
     case CompareOp::equal: return a == b;
     case CompareOp::not_equal: return !(a == b);
@@ -151,8 +141,8 @@ struct ArgPartial {
 // else, as numpy's argmax and argmin both return the first NaN.
 template <class T>
 bool beats(bool max, const T& b, const T& a) {
-  if (is_nan(a)) return false;
-  if (is_nan(b)) return true;
+  if (detail::is_nan(a)) return false;
+  if (detail::is_nan(b)) return true;
   return max ? less_than(a, b) : less_than(b, a);
 }
 
@@ -405,8 +395,9 @@ Array isnan(const Array& x) {
     NDArray out = NDArray::empty(DType::bool_(), b[0].shape());
     TensorMap<bool, 1> o(out.data<bool>(), out.size());
     dispatch(b[0].dtype(), [&]<class T>() {
-      detail::as_expressions(out.size(), [&](const auto& v) { o = v.unaryExpr([](const T& e) { return is_nan(e); }); },
-                             detail::flat<T>(b[0], b[0].dtype()));
+      detail::as_expressions(
+          out.size(), [&](const auto& v) { o = v.unaryExpr([](const T& e) { return detail::is_nan(e); }); },
+          detail::flat<T>(b[0], b[0].dtype()));
     });
     return out;
   });

@@ -11,6 +11,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/ops/element.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "tessera/array/core/tensor.hpp"
 #include "tessera/graph/error.hpp"
@@ -78,16 +79,6 @@ A add(A a, A b) {
   }
 }
 
-template <class T>
-bool is_nan(T v) {
-  if constexpr (is_complex_v<T>) {
-    return std::isnan(v.real()) || std::isnan(v.imag());
-  } else if constexpr (is_floating_v<T>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
 
 // Complex numbers compare real part first, as numpy's do.
 template <class T>
@@ -102,8 +93,8 @@ bool less(T a, T b) {
 // The extreme of a and b; a NaN wins, so NaN propagates.
 template <class T>
 T pick(Kind kind, T a, T b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
+  if (detail::is_nan(a)) return a;
+  if (detail::is_nan(b)) return b;
   return (kind == Kind::min ? less(b, a) : less(a, b)) ? b : a;
 }
 

@@ -21,6 +21,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "array/ops/axes.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/ops/shape.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
@@ -36,12 +37,6 @@ using Sizes = std::vector<int64_t>;
 struct ReshapePlan {
   std::vector<Sizes> in, out;
 };
-
-int64_t product(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t k = begin; k < end; ++k) p *= s[k];
-  return p;
-}
 
 // The first axis of a merge's run: a merge into `extent` ending at axis `last`
 // of `shape` (all extents >= 1, so products only grow leftwards); nullopt when
@@ -123,7 +118,7 @@ std::optional<ReshapePlan> plan_reshape(const Shape& from, const Shape& to, cons
       Sizes& out = plan.out[o - 1];
       if (blocks_move) {
         for (size_t k = *first; k <= last; ++k) plan.in[k] = chunks[k];
-        for (int64_t r = product(from, *first, last); r > 0; --r) {
+        for (int64_t r = detail::product(from, *first, last); r > 0; --r) {
           out.insert(out.end(), chunks[last].begin(), chunks[last].end());
         }
       } else {
@@ -133,7 +128,7 @@ std::optional<ReshapePlan> plan_reshape(const Shape& from, const Shape& to, cons
           inner_blocks *= chunks.numblocks(k);
         }
         plan.in[*first] = split_blocks(chunks[*first], inner_blocks);
-        const int64_t inner = product(from, *first + 1, last + 1);
+        const int64_t inner = detail::product(from, *first + 1, last + 1);
         for (int64_t c : plan.in[*first]) out.push_back(c * inner);
       }
       i = *first, --o;
@@ -142,7 +137,7 @@ std::optional<ReshapePlan> plan_reshape(const Shape& from, const Shape& to, cons
       const size_t last = o - 1;
       const std::optional<size_t> first = run_start(to, last, din);
       if (!first) return std::nullopt;
-      const int64_t inner = product(to, *first + 1, last + 1);
+      const int64_t inner = detail::product(to, *first + 1, last + 1);
       plan.in[i - 1] = multiples_of(chunks[i - 1], inner);
       for (size_t k = *first + 1; k <= last; ++k) plan.out[k] = {to[k]};
       for (int64_t c : plan.in[i - 1]) plan.out[*first].push_back(c / inner);

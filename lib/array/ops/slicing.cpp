@@ -18,7 +18,7 @@ int64_t floor_div(int64_t a, int64_t b) {
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 // One output block along an axis: part of input block `block`.
-struct Piece {
+struct SlicePiece {
   int64_t block;
   Slice local;   // within the input block
   int64_t size;  // elements it gives
@@ -26,10 +26,10 @@ struct Piece {
 };
 
 // The pieces of one axis of `length` cut by `sizes` under slice `s`, in output order.
-std::vector<Piece> axis_pieces(const Slice& s, const std::vector<int64_t>& sizes, int64_t length, size_t axis) {
+std::vector<SlicePiece> axis_pieces(const Slice& s, const std::vector<int64_t>& sizes, int64_t length, size_t axis) {
   std::vector<int64_t> off{0};
   for (int64_t n : sizes) off.push_back(off.back() + n);
-  std::vector<Piece> pieces;
+  std::vector<SlicePiece> pieces;
   if (s.drop_axis) {
     int64_t i = s.start.value_or(0);
     if (i < -length || i >= length) {
@@ -91,7 +91,7 @@ Array slice(const Array& x, const std::vector<Slice>& slices) {
                              " dimension(s) ('", x.name(), "')"));
   }
   const Shape shape = x.shape();
-  std::vector<std::vector<Piece>> pieces;
+  std::vector<std::vector<SlicePiece>> pieces;
   std::vector<std::vector<int64_t>> out_sizes;
   std::string text;
   for (size_t k = 0; k < ndim; ++k) {
@@ -100,7 +100,7 @@ Array slice(const Array& x, const std::vector<Slice>& slices) {
     absl::StrAppend(&text, slice_text(s), ",");
     if (s.drop_axis) continue;
     std::vector<int64_t> sizes;
-    for (const Piece& p : pieces.back()) sizes.push_back(p.size);
+    for (const SlicePiece& p : pieces.back()) sizes.push_back(p.size);
     out_sizes.push_back(std::move(sizes));
   }
   const std::string out = absl::StrCat("getitem-", token({"getitem", x.name(), text}));
@@ -112,7 +112,7 @@ Array slice(const Array& x, const std::vector<Slice>& slices) {
     std::vector<Slice> local;
     bool whole = true;
     for (size_t k = 0; k < ndim; ++k) {
-      const Piece& p = pieces[k][static_cast<size_t>(g[k])];
+      const SlicePiece& p = pieces[k][static_cast<size_t>(g[k])];
       in_idx.push_back(p.block);
       local.push_back(p.local);
       whole = whole && p.whole;

@@ -189,8 +189,9 @@ for name, dtype, c, fill in [('blosc', '<f2', Blosc('lz4', 5, Blosc.SHUFFLE), 0.
   REQUIRE(v.dtype() == DType::float16());
   const std::pair<const char*, double> stores[] = {
       {"blosc", 0.0999755859375}, {"zstd_be", NAN}, {"raw", -INFINITY}, {"bitshuffle_be", -2.5}};
-  for (const auto& [name, fill] : stores) {
-    CAPTURE(name);
+  for (const auto& store : stores) {
+    const auto& [name, fill] = store;
+    CAPTURE(store.first);
     const zarr::Store z = zarr::open(dir / name);
     CHECK(z.dtype() == DType::float16());
     CHECK(z.metadata().big_endian == (std::string(name).ends_with("_be")));

@@ -36,7 +36,8 @@ TEST_CASE("element-wise + - * / between arrays and with scalars equal numpy's" *
     TempDir dir;
     NDArray b;
     auto [c, x] = prepare(dir, rng, round % 4 == 3, &b);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     Array y = from_ndarray(b, c.chunks);
     std::vector<Expected> items = {
         {"add", "a + b", x + y},
@@ -61,7 +62,8 @@ TEST_CASE("sum, mean, min, max, var and std over random axes equal numpy's" *
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, round % 5 == 4);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     std::vector<Expected> items;
     const char* ops[] = {"sum", "mean", "min", "max", "var", "std"};
     for (int j = 0; j < 12; ++j) {
@@ -105,7 +107,8 @@ TEST_CASE("slicing with steps, negative steps and indices equals numpy's" *
   for (int round = 0; round < 6; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, false);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     std::vector<Expected> items;
     for (int j = 0; j < 8; ++j) {
       std::vector<Slice> slices;
@@ -152,7 +155,8 @@ TEST_CASE("element-wise ops between arrays of other chunks and broadcast shapes 
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, round % 4 == 3);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     // b: a's shape with leading axes dropped and some axes set to 1, cut at random.
     Shape bshape(c.shape.begin() + static_cast<long>(rng() % c.shape.size()), c.shape.end());
     for (int64_t& e : bshape) {
@@ -201,7 +205,8 @@ TEST_CASE("cumsum and cumprod along each axis equal numpy's" * python_peer::need
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, round % 4 == 3);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     std::vector<Expected> items;
     const int nd = static_cast<int>(c.shape.size());
     for (int axis = -nd; axis < nd; ++axis) {
@@ -262,7 +267,8 @@ TEST_CASE("float16 arrays through every kind of op equal numpy's, result dtypes 
     TempDir dir;
     NDArray b;
     auto [c, x] = prepare(dir, rng, false, &b, half);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     const Array y = from_ndarray(b, c.chunks);
     npy::save(dir / "n.npy", with_nans(npy::open(dir / "a.npy"), rng));
     const Array xn = from_npy(dir / "n.npy", c.chunks);

@@ -41,7 +41,8 @@ TEST_CASE("fft, ifft, rfft and irfft along one axis, with n and norm, equal nump
   for (int round = 0; round < 10; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, round % 5 == 4);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     std::vector<Expected> items;
     for (int j = 0; j < 10; ++j) {
       const int k = static_cast<int>(rng() % 4);
@@ -69,7 +70,8 @@ TEST_CASE("fftn, ifftn, rfftn, fft2, ifft2 and rfft2 over axes equal numpy's" * 
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, false);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     const int nd = static_cast<int>(c.shape.size());
     std::vector<Expected> items;
     for (int j = 0; j < 8; ++j) {

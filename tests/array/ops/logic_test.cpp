@@ -27,7 +27,8 @@ TEST_CASE("comparisons, where and isnan with broadcasting and NaNs equal numpy's
     TempDir dir;
     NDArray bdata;
     auto [c, x0] = prepare(dir, rng, round % 4 == 3, &bdata);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
     npy::save(dir / "a.npy", a);
     // b: the last axes of a's shape, cut at random, so comparisons broadcast.
@@ -59,7 +60,8 @@ TEST_CASE("any, all, nansum, nanmean, nanmax and nanmin over random axes equal n
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
     auto [c, x0] = prepare(dir, rng, round % 4 == 3);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
     npy::save(dir / "a.npy", a);
     const Array x = from_ndarray(a, c.chunks);
@@ -106,7 +108,8 @@ TEST_CASE("argmax and argmin along each axis, with ties and NaNs, equal numpy's"
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
     auto [c, x0] = prepare(dir, rng, false);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     const NDArray a = with_nans(npy::open(dir / "a.npy"), rng);
     npy::save(dir / "a.npy", a);
     const Array x = from_ndarray(a, c.chunks);

@@ -82,7 +82,8 @@ TEST_CASE("map_overlap with every boundary equals numpy's padded box sum, depths
   for (int round = 0; round < 6; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, false, nullptr, kNumeric);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     std::vector<Expected> items;
     for (const auto& [boundary, mode] : boundaries) {
       std::vector<int64_t> depth;

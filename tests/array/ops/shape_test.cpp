@@ -26,7 +26,8 @@ TEST_CASE("transpose, moveaxis, swapaxes, squeeze and expand_dims equal numpy's"
   for (int round = 0; round < 8; ++round) {
     TempDir dir;
     auto [c, x] = prepare(dir, rng, round % 4 == 3);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     const int nd = static_cast<int>(c.shape.size());
     std::vector<int> perm(nd);
     std::iota(perm.begin(), perm.end(), 0);
@@ -55,7 +56,8 @@ TEST_CASE("concatenate and stack with other chunks and dtypes equal numpy's" * p
     TempDir dir;
     NDArray bdata;
     auto [c, x] = prepare(dir, rng, round % 4 == 3, &bdata);
-    INFO(case_text(c));
+    const std::string about = case_text(c);
+    INFO(about);
     // b cut differently and of another dtype: concatenate rechunks and promotes.
     std::vector<std::vector<int64_t>> sizes;
     for (int64_t n : c.shape) sizes.push_back(random_sizes(n, rng));

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "array/rechunk/test_util.hpp"
+#include "storage/sanitizers.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
@@ -28,7 +29,7 @@
 // Under AddressSanitizer or ThreadSanitizer a child's RSS holds the sanitizer's
 // shadow memory and quarantine, so the RSS bounds below are checked in the release
 // build only; the sanitizer builds still check every exit status and message.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if TESSERA_ASAN || TESSERA_TSAN
 #define CHECK_RSS(cond) MESSAGE("sanitizer build, RSS bound not checked: " #cond)
 #else
 #define CHECK_RSS(cond) CHECK(cond)

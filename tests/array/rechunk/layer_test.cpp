@@ -95,8 +95,9 @@ TEST_CASE("property: every method gives the input's elements in the new chunks (
     auto [old_sizes, new_sizes] = testing::random_case(rng, /*allow_empty=*/false);
     const Chunks old_chunks(old_sizes), target(new_sizes);
     const NDArray data = iota(old_chunks.shape());
-    for (const auto& [label, options] : every_method(scratch.path.string())) {
-      CAPTURE(label);
+    for (const auto& method : every_method(scratch.path.string())) {
+      const auto& [label, options] = method;
+      CAPTURE(method.first);
       CAPTURE(old_chunks.str());
       CAPTURE(target.str());
       CHECK(array_equal(run(data, old_chunks, target, options), data));
@@ -110,8 +111,9 @@ TEST_CASE("every method keeps the dtype and the values (float64, int8, complex12
   const Chunks target({{4, 2}, {7, 3}});
   for (DType dtype : {DType::float64(), DType::int8(), DType::complex128()}) {
     const NDArray data = iota({6, 10}, dtype);
-    for (const auto& [label, options] : every_method("")) {
-      CAPTURE(label);
+    for (const auto& method : every_method("")) {
+      const auto& [label, options] = method;
+      CAPTURE(method.first);
       const NDArray out = run(data, old_chunks, target, options, 1);
       CHECK(out.dtype() == dtype);
       CHECK(array_equal(out, data));

@@ -126,7 +126,8 @@ TEST_CASE("bad chunkings are refused with what was expected and found") {
 TEST_CASE("property: the pieces of every output block tile it exactly (1 to 4 axes)") {
   std::mt19937_64 rng(20261130);
   for (int trial = 0; trial < 300; ++trial) {
-    auto [old_chunks, new_chunks] = random_case(rng, /*allow_empty=*/true);
+    ChunkSizes old_chunks, new_chunks;
+    std::tie(old_chunks, new_chunks) = random_case(rng, /*allow_empty=*/true);
     auto maps = old_to_new(old_chunks, new_chunks);
     const size_t ndim = old_chunks.size();
     std::vector<std::vector<int64_t>> old_offsets(ndim), new_offsets(ndim);

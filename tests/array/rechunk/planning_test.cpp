@@ -150,7 +150,8 @@ TEST_CASE("peer: plans, maps and helpers equal dask's on random cases" *
   }
   nlohmann::json answer = ask_dask(query);
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto& [o, n] = cases[i];
+    const auto& o = cases[i].first;
+    const auto& n = cases[i].second;
     auto ours = plan_rechunk(o, n, params[i].first, {.block_size_limit = params[i].second, .threshold = 4});
     CHECK_MESSAGE(nlohmann::json(ours) == answer["plans"][i], "case ", nlohmann::json({o, n}).dump(),
                   " itemsize ", params[i].first, " limit ", params[i].second);

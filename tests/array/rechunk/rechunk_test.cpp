@@ -44,11 +44,13 @@ TEST_CASE("property: every method gives the input's elements in the new chunks (
   std::mt19937_64 rng(1130);
   TempDir scratch;
   for (int trial = 0; trial < 25; ++trial) {
-    auto [old_chunks, new_chunks] = testing::random_case(rng, /*allow_empty=*/false);
+    ChunkSizes old_chunks, new_chunks;
+    std::tie(old_chunks, new_chunks) = testing::random_case(rng, /*allow_empty=*/false);
     const NDArray data = iota(shape_of(old_chunks));
     const Array x = from_ndarray(data, Chunks(old_chunks));
-    for (const auto& [label, options] : every_method(scratch.path.string())) {
-      CAPTURE(label);
+    for (const auto& method : every_method(scratch.path.string())) {
+      const auto& [label, options] = method;
+      CAPTURE(method.first);
       CAPTURE(Chunks(old_chunks).str());
       CAPTURE(Chunks(new_chunks).str());
       const Array y = rechunk(x, Chunks(new_chunks), options);
@@ -67,8 +69,9 @@ TEST_CASE("empty arrays, 1-element blocks, single blocks and equal chunkings") {
 
   const NDArray data = iota({5, 3});
   const Array ones = from_ndarray(data, 1);
-  for (const auto& [label, options] : every_method("")) {
-    CAPTURE(label);
+  for (const auto& method : every_method("")) {
+    const auto& [label, options] = method;
+    CAPTURE(method.first);
     CHECK(array_equal(rechunk(ones, -1, options).compute(), data));
     CHECK(array_equal(rechunk(rechunk(ones, -1, options), 1, options).compute(), data));
   }

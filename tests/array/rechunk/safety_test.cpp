@@ -23,6 +23,7 @@
 
 #include "array/rechunk/test_util.hpp"
 #include "storage/publish.hpp"
+#include "storage/sanitizers.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
@@ -479,7 +480,7 @@ TEST_CASE("tessera rechunk: a .npy header promising more than the file holds is 
   CHECK(dir.entries() == 1);
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // their shadow memory is RSS too
+#if !TESSERA_ASAN && !TESSERA_TSAN  // their shadow memory is RSS too
 TEST_CASE("tessera rechunk: every method stays under --max-mem + 100 MiB on a source four times larger") {
   TempDir dir;
   // 256 MiB of float64 rows to columns under 16 MiB: before, the mapped source

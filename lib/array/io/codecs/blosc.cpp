@@ -77,7 +77,7 @@ std::string checked_cname(const std::string& cname, const Context& context) {
   bad_config("blosc", absl::StrCat("expected cname blosclz, lz4, lz4hc, zlib or zstd, found '", cname, "'"), context);
 }
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr blosc_v2(const json& c, const Context& context) {
   const std::string cname = checked_cname(string_field(c, "cname", "lz4", "blosc", context), context);
   const int clevel = static_cast<int>(int_field(c, "clevel", 5, 0, 9, "blosc", context));
   int shuffle = static_cast<int>(int_field(c, "shuffle", 1, -1, 2, "blosc", context));
@@ -87,7 +87,7 @@ CodecPtr v2(const json& c, const Context& context) {
   return std::make_shared<Blosc>(cname, clevel, shuffle, typesize, blocksize);
 }
 
-CodecPtr v3(const json& c, const Context& context) {
+CodecPtr blosc_v3(const json& c, const Context& context) {
   const std::string cname = checked_cname(string_field(c, "cname", "zstd", "blosc", context), context);
   const int clevel = static_cast<int>(int_field(c, "clevel", 5, 0, 9, "blosc", context));
   const std::string shuffle = string_field(c, "shuffle", "noshuffle", "blosc", context);
@@ -102,7 +102,7 @@ CodecPtr v3(const json& c, const Context& context) {
   return std::make_shared<Blosc>(cname, clevel, s, typesize, blocksize);
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
+CodecPtr blosc_spec(const std::vector<std::string>& args, const Context& context) {
   const std::string cname = args.size() > 0 && !args[0].empty() ? args[0] : "lz4";
   bool known = false;
   for (const char* c : kCnames) known = known || cname == c;
@@ -122,6 +122,6 @@ CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
 
 }  // namespace
 
-const CodecType kBlosc = {"blosc", &v2, &v3, &spec};
+const CodecType kBlosc = {"blosc", &blosc_v2, &blosc_v3, &blosc_spec};
 
 }  // namespace tessera::array::codec

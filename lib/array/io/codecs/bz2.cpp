@@ -47,17 +47,17 @@ class Bz2 final : public Codec {
   int level_;
 };
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr bz2_v2(const json& c, const Context& context) {
   return std::make_shared<Bz2>(static_cast<int>(int_field(c, "level", 1, 1, 9, "bz2", context)));
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context&) {
+CodecPtr bz2_spec(const std::vector<std::string>& args, const Context&) {
   if (args.size() > 1) throw CodecSpecError("codec bz2: expected bz2:LEVEL");
   return std::make_shared<Bz2>(static_cast<int>(spec_int(args, 0, 1, 1, 9, "bz2")));
 }
 
 }  // namespace
 
-const CodecType kBz2 = {"bz2", &v2, nullptr, &spec};
+const CodecType kBz2 = {"bz2", &bz2_v2, nullptr, &bz2_spec};
 
 }  // namespace tessera::array::codec

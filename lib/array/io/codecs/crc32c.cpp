@@ -72,10 +72,10 @@ class Crc32c final : public Codec {
   static uint32_t crc32c(Bytes in) { return crc32c_checksum(in); }
 };
 
-CodecPtr make(const json&, const Context&) { return std::make_shared<Crc32c>(); }
+CodecPtr crc32c_make(const json&, const Context&) { return std::make_shared<Crc32c>(); }
 
 }  // namespace
 
-const CodecType kCrc32c = {"crc32c", nullptr, &make, nullptr};
+const CodecType kCrc32c = {"crc32c", nullptr, &crc32c_make, nullptr};
 
 }  // namespace tessera::array::codec

@@ -70,19 +70,19 @@ class Deflate final : public Codec {
 };
 
 template <bool Gzip>
-CodecPtr from_json(const json& c, const Context& context) {
+CodecPtr deflate_from_json(const json& c, const Context& context) {
   return std::make_shared<Deflate>(Gzip, static_cast<int>(int_field(c, "level", Gzip ? 5 : 1, 0, 9, Gzip ? "gzip" : "zlib", context)));
 }
 
 template <bool Gzip>
-CodecPtr spec(const std::vector<std::string>& args, const Context&) {
+CodecPtr deflate_spec(const std::vector<std::string>& args, const Context&) {
   if (args.size() > 1) throw CodecSpecError(Gzip ? "codec gzip: expected gzip:LEVEL" : "codec zlib: expected zlib:LEVEL");
   return std::make_shared<Deflate>(Gzip, static_cast<int>(spec_int(args, 0, 5, 0, 9, Gzip ? "gzip" : "zlib")));
 }
 
 }  // namespace
 
-const CodecType kZlib = {"zlib", &from_json<false>, nullptr, &spec<false>};
-const CodecType kGzip = {"gzip", &from_json<true>, &from_json<true>, &spec<true>};
+const CodecType kZlib = {"zlib", &deflate_from_json<false>, nullptr, &deflate_spec<false>};
+const CodecType kGzip = {"gzip", &deflate_from_json<true>, &deflate_from_json<true>, &deflate_spec<true>};
 
 }  // namespace tessera::array::codec

@@ -76,18 +76,18 @@ class Delta final : public Codec {
   DType dtype_, astype_;
 };
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr delta_v2(const json& c, const Context& context) {
   const DType dtype = detail::numeric_dtype(c, "dtype", context.dtype, "delta", context);
   return std::make_shared<Delta>(dtype, detail::numeric_dtype(c, "astype", dtype, "delta", context));
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
+CodecPtr delta_spec(const std::vector<std::string>& args, const Context& context) {
   if (args.size() > 1) throw CodecSpecError("codec delta: expected delta or delta:ASTYPE");
   return std::make_shared<Delta>(context.dtype, detail::spec_dtype(args, 0, context.dtype, "delta"));
 }
 
 }  // namespace
 
-const CodecType kDelta = {"delta", &v2, nullptr, &spec, true};
+const CodecType kDelta = {"delta", &delta_v2, nullptr, &delta_spec, true};
 
 }  // namespace tessera::array::codec

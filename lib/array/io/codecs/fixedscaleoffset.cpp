@@ -75,7 +75,7 @@ double number(const json& c, const char* key, const Context& context) {
   return it->get<double>();
 }
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr fixedscaleoffset_v2(const json& c, const Context& context) {
   const double offset = number(c, "offset", context), scale = number(c, "scale", context);
   if (scale == 0 || !std::isfinite(scale)) bad_config("fixedscaleoffset", "expected a finite, non-zero \"scale\"", context);
   const DType dtype = detail::numeric_dtype(c, "dtype", context.dtype, "fixedscaleoffset", context);
@@ -83,7 +83,7 @@ CodecPtr v2(const json& c, const Context& context) {
                                             detail::numeric_dtype(c, "astype", dtype, "fixedscaleoffset", context));
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
+CodecPtr fixedscaleoffset_spec(const std::vector<std::string>& args, const Context& context) {
   constexpr const char* kForm = "codec fixedscaleoffset: expected fixedscaleoffset:OFFSET:SCALE[:ASTYPE]";
   if (args.size() < 2 || args.size() > 3) throw CodecSpecError(kForm);
   double offset = 0, scale = 0;
@@ -98,6 +98,6 @@ CodecPtr spec(const std::vector<std::string>& args, const Context& context) {
 
 }  // namespace
 
-const CodecType kFixedScaleOffset = {"fixedscaleoffset", &v2, nullptr, &spec, true};
+const CodecType kFixedScaleOffset = {"fixedscaleoffset", &fixedscaleoffset_v2, nullptr, &fixedscaleoffset_spec, true};
 
 }  // namespace tessera::array::codec

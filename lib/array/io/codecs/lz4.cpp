@@ -52,17 +52,17 @@ class Lz4 final : public Codec {
   int acceleration_;
 };
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr lz4_v2(const json& c, const Context& context) {
   return std::make_shared<Lz4>(static_cast<int>(int_field(c, "acceleration", 1, 1, 65537, "lz4", context)));
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context&) {
+CodecPtr lz4_spec(const std::vector<std::string>& args, const Context&) {
   if (args.size() > 1) throw CodecSpecError("codec lz4: expected lz4:ACCELERATION");
   return std::make_shared<Lz4>(static_cast<int>(spec_int(args, 0, 1, 1, 65537, "lz4")));
 }
 
 }  // namespace
 
-const CodecType kLz4 = {"lz4", &v2, nullptr, &spec};
+const CodecType kLz4 = {"lz4", &lz4_v2, nullptr, &lz4_spec};
 
 }  // namespace tessera::array::codec

@@ -90,7 +90,7 @@ class Lzma final : public Codec {
   int preset_;
 };
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr lzma_v2(const json& c, const Context& context) {
   const int format = static_cast<int>(int_field(c, "format", 1, 1, 3, "lzma", context));
   if (format == 3) bad_config("lzma", "raw streams (format 3) are not supported: expected format 1 (xz) or 2 (alone)", context);
   if (auto f = c.find("filters"); f != c.end() && !f->is_null()) {
@@ -99,13 +99,13 @@ CodecPtr v2(const json& c, const Context& context) {
   return std::make_shared<Lzma>(format, static_cast<int>(int_field(c, "preset", 6, 0, 9, "lzma", context)));
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context&) {
+CodecPtr lzma_spec(const std::vector<std::string>& args, const Context&) {
   if (args.size() > 1) throw CodecSpecError("codec lzma: expected lzma:PRESET");
   return std::make_shared<Lzma>(1, static_cast<int>(spec_int(args, 0, 6, 0, 9, "lzma")));
 }
 
 }  // namespace
 
-const CodecType kLzma = {"lzma", &v2, nullptr, &spec};
+const CodecType kLzma = {"lzma", &lzma_v2, nullptr, &lzma_spec};
 
 }  // namespace tessera::array::codec

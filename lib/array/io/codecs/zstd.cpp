@@ -52,27 +52,27 @@ class Zstd final : public Codec {
   bool checksum_;
 };
 
-CodecPtr v2(const json& c, const Context& context) {
+CodecPtr zstd_v2(const json& c, const Context& context) {
   const int level = static_cast<int>(int_field(c, "level", 1, -131072, 22, "zstd", context));
   auto it = c.find("checksum");
   const bool checksum = it != c.end() && it->is_boolean() && it->get<bool>();
   return std::make_shared<Zstd>(level, checksum);
 }
 
-CodecPtr v3(const json& c, const Context& context) {
+CodecPtr zstd_v3(const json& c, const Context& context) {
   const int level = static_cast<int>(int_field(c, "level", 0, -131072, 22, "zstd", context));
   auto it = c.find("checksum");
   if (it != c.end() && !it->is_boolean()) bad_config("zstd", "expected \"checksum\" to be true or false", context);
   return std::make_shared<Zstd>(level, it != c.end() && it->get<bool>());
 }
 
-CodecPtr spec(const std::vector<std::string>& args, const Context&) {
+CodecPtr zstd_spec(const std::vector<std::string>& args, const Context&) {
   if (args.size() > 1) throw CodecSpecError("codec zstd: expected zstd:LEVEL");
   return std::make_shared<Zstd>(static_cast<int>(spec_int(args, 0, 3, -131072, 22, "zstd")), false);
 }
 
 }  // namespace
 
-const CodecType kZstd = {"zstd", &v2, &v3, &spec};
+const CodecType kZstd = {"zstd", &zstd_v2, &zstd_v3, &zstd_spec};
 
 }  // namespace tessera::array::codec
