@@ -96,7 +96,7 @@ TEST_CASE("property: every method gives the input's elements in the new chunks (
     const Chunks old_chunks(old_sizes), target(new_sizes);
     const NDArray data = iota(old_chunks.shape());
     for (const auto& method : every_method(scratch.path.string())) {
-      const auto& [label, options] = method;
+      const auto& options = method.second;
       CAPTURE(method.first);
       CAPTURE(old_chunks.str());
       CAPTURE(target.str());
@@ -112,7 +112,7 @@ TEST_CASE("every method keeps the dtype and the values (float64, int8, complex12
   for (DType dtype : {DType::float64(), DType::int8(), DType::complex128()}) {
     const NDArray data = iota({6, 10}, dtype);
     for (const auto& method : every_method("")) {
-      const auto& [label, options] = method;
+      const auto& options = method.second;
       CAPTURE(method.first);
       const NDArray out = run(data, old_chunks, target, options, 1);
       CHECK(out.dtype() == dtype);

@@ -49,7 +49,7 @@ TEST_CASE("property: every method gives the input's elements in the new chunks (
     const NDArray data = iota(shape_of(old_chunks));
     const Array x = from_ndarray(data, Chunks(old_chunks));
     for (const auto& method : every_method(scratch.path.string())) {
-      const auto& [label, options] = method;
+      const auto& options = method.second;
       CAPTURE(method.first);
       CAPTURE(Chunks(old_chunks).str());
       CAPTURE(Chunks(new_chunks).str());
@@ -70,7 +70,7 @@ TEST_CASE("empty arrays, 1-element blocks, single blocks and equal chunkings") {
   const NDArray data = iota({5, 3});
   const Array ones = from_ndarray(data, 1);
   for (const auto& method : every_method("")) {
-    const auto& [label, options] = method;
+    const auto& options = method.second;
     CAPTURE(method.first);
     CHECK(array_equal(rechunk(ones, -1, options).compute(), data));
     CHECK(array_equal(rechunk(rechunk(ones, -1, options), 1, options).compute(), data));
