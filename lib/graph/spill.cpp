@@ -25,17 +25,25 @@ void BytesWriter::align(size_t alignment) {
   bytes_.resize(bytes_.size() + (alignment - bytes_.size() % alignment) % alignment, std::byte{0});
 }
 
+std::vector<std::byte>& PartsWriter::open_part() {
+  if (!open_) open_ = std::make_shared<std::vector<std::byte>>();
+  return *open_;
+}
+
 void PartsWriter::write(const void* data, size_t size) {
   if (size == 0) return;
-  if (!open_) open_ = std::make_shared<std::vector<std::byte>>();
   const auto* p = static_cast<const std::byte*>(data);
-  open_->insert(open_->end(), p, p + size);
+  std::vector<std::byte>& part = open_part();
+  part.insert(part.end(), p, p + size);
   size_ += size;
 }
 
 void PartsWriter::align(size_t alignment) {
-  const std::vector<std::byte> zeros((alignment - size_ % alignment) % alignment, std::byte{0});
-  write(zeros.data(), zeros.size());
+  const size_t padding = (alignment - size_ % alignment) % alignment;
+  if (padding == 0) return;
+  std::vector<std::byte>& part = open_part();
+  part.resize(part.size() + padding, std::byte{0});
+  size_ += padding;
 }
 
 void PartsWriter::write_shared(std::shared_ptr<const std::byte> data, size_t size) {

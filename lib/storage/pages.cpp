@@ -1,6 +1,7 @@
 #include "storage/pages.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -105,7 +106,10 @@ void advise_huge_pages(void* p, size_t size) {
 
 void prefault_pages(void* p, size_t size) {
 #if defined(MADV_POPULATE_WRITE)
-  const auto begin = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{4095};
+  // madvise takes a page-aligned start: the machine's page, not 4 KiB (arm64 and
+  // ppc64le kernels may use 16 or 64 KiB pages, where a 4 KiB-aligned start is EINVAL).
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
   (void)::madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(p) + size - begin, MADV_POPULATE_WRITE);
 #else
   (void)p;

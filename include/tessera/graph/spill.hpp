@@ -151,6 +151,7 @@ class PartsWriter final : public SpillWriter {
   std::shared_ptr<std::vector<std::byte>> open_;
   std::vector<SharedBytes> parts_;
   size_t size_ = 0;
+  std::vector<std::byte>& open_part();  // the part being written, begun if none is
   void close();
 };
 
