@@ -122,7 +122,10 @@ TEST_CASE("across thread ranks: random DAGs of keys without indices give one pro
       CAPTURE(size);
       CAPTURE(n);
       const auto d = testing::random_dag(++seed, size, 0.0);
-      auto flat = [](const Key& k) { return Key("n" + std::to_string(k.index()[0])); };
+      auto flat = [](const Key& k) {
+        std::string name = "n";
+        return Key(name += std::to_string(k.index()[0]));
+      };
       const Graph g = testing::checked_graph(d.graph, flat);
       std::vector<Key> keys;
       for (uint32_t i : d.requested) keys.push_back(flat(Key("n", {i})));

@@ -65,7 +65,7 @@ TEST_CASE("keys without indices go to ranks in runs of order, so chains stay on 
   Graph g;
   std::vector<Keys> want;
   for (int c = 0; c < 8; ++c) {
-    const std::string name = "c" + std::to_string(c) + "_";
+    const std::string name = std::string("c").append(std::to_string(c)).append("_");
     g.put(name + "0", c);
     for (int k = 1; k < 8; ++k) g.task(name + std::to_string(k), one, tessera::ref(name + std::to_string(k - 1)));
     want.emplace_back(name + "7");
@@ -74,7 +74,7 @@ TEST_CASE("keys without indices go to ranks in runs of order, so chains stay on 
   const std::vector<int> owner = place(plan, 4);
   std::map<int, std::set<int>> chains_of_rank;
   for (int c = 0; c < 8; ++c) {
-    const std::string name = "c" + std::to_string(c) + "_";
+    const std::string name = std::string("c").append(std::to_string(c)).append("_");
     const int first = owner_of(plan, owner, Key(name + "1"));
     for (int k = 2; k < 8; ++k) CHECK(owner_of(plan, owner, Key(name + std::to_string(k))) == first);
     chains_of_rank[first].insert(c);

@@ -240,7 +240,7 @@ TEST_CASE("zarr v2: every codec tessera writes reads back in zarr-python" *
   const Array x = from_ndarray(values, {{4, 4, 1}, {3, 3, 1}});
   std::string check = std::string(kPythonPattern) + kSetup + "from numcodecs.blosc import SHUFFLE, BITSHUFFLE, NOSHUFFLE\n";
   for (int i = 0; i < 9; ++i) {
-    const std::string path = dir / ("w" + std::to_string(i));
+    const std::string path = dir / absl::StrCat("w", i);
     store(x, path, {.compute = {.num_workers = 2}, .zarr = {.codec = specs[i][0]}});
     check += "z = zarr.open(f'{d}/w" + std::to_string(i) + "', mode='r')\n" +
              "assert np.array_equal(z[...], pattern('<i4', (9, 7))), z[...]\n" +

@@ -76,7 +76,7 @@ TEST_CASE("any, all, nansum, nanmean, nanmax and nanmin over random axes equal n
         }
       }
       o.keepdims = rng() % 2;
-      const std::string args = absl::StrCat("a, axis=", o.axis.empty() ? "None" : "(" + absl::StrJoin(axes, ",") + ",)",
+      const std::string args = absl::StrCat("a, axis=", o.axis.empty() ? std::string("None") : absl::StrCat("(", absl::StrJoin(axes, ","), ",)"),
                                             ", keepdims=", o.keepdims ? "True" : "False");
       items.push_back({absl::StrCat("any", j), absl::StrCat("np.any(", args, ")"), any(x, o)});
       items.push_back({absl::StrCat("all", j), absl::StrCat("np.all(", args, ")"), all(x, o)});

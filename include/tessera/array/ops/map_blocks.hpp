@@ -49,9 +49,9 @@ namespace tessera::array {
 struct MapBlocksOptions {
   //! The output dtype; default: the kernel's element type when it returns an Eigen
   //! tensor, else the first input's dtype.
-  std::optional<DType> dtype;
+  std::optional<DType> dtype{};
   //! The output chunks; default: the first input's.
-  std::optional<Chunks> chunks;
+  std::optional<Chunks> chunks{};
   //! The prefix of the output's name (and the tasks' function name).
   std::string name = "map_blocks";
 };

@@ -35,7 +35,7 @@ namespace tessera::array {
 //! What to reduce and how.
 struct ReduceOptions {
   //! Axes to reduce (negative counts from the end); empty: every axis.
-  std::vector<int> axis;
+  std::vector<int> axis{};
   //! Keep the reduced axes with extent 1, as numpy's keepdims.
   bool keepdims = false;
   //! The most partials one combine task reads (at least 2); it is spread over the
