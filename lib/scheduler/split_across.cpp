@@ -28,14 +28,14 @@ bool register_split_for_ranks(const std::string& function_name, SplitForRanks sp
   return true;
 }
 
-Graph split_for_ranks(const Graph& g) {
+std::optional<Graph> split_for_ranks(const Graph& g) {
   Registry& r = registry();
   absl::flat_hash_map<std::string, SplitForRanks> splits;
   {
     const std::lock_guard lock(r.mutex);
     splits = r.splits;
   }
-  if (splits.empty()) return g;
+  if (splits.empty()) return std::nullopt;
   std::vector<std::pair<uint32_t, SplitForRanks>> found;
   for (uint32_t i = 0; i < g.size(); ++i) {
     const Node& node = g.node(i);
@@ -43,7 +43,7 @@ Graph split_for_ranks(const Graph& g) {
     const auto it = splits.find(node.task().function_name());
     if (it != splits.end()) found.emplace_back(i, it->second);
   }
-  if (found.empty()) return g;
+  if (found.empty()) return std::nullopt;
   Graph out = g;
   for (const auto& [i, split] : found) split(g.key(i), g.node(i).task(), out);
   return out;

@@ -7,6 +7,7 @@
 // Plan from split_for_ranks(graph); a run in one process never sees the split.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "tessera/graph/graph.hpp"
@@ -22,7 +23,8 @@ using SplitForRanks = void (*)(const Key& key, const Task& task, Graph& out);
 bool register_split_for_ranks(const std::string& function_name, SplitForRanks split);
 
 //! `g` with every task of a registered function replaced by its split form;
-//! `g` itself (a cheap copy) when it has none. n tasks cost n lookups.
-Graph split_for_ranks(const Graph& g);
+//! nullopt when it has none (the run uses `g` as it is: a Graph's copy is deep,
+//! keys and tasks). n tasks cost n lookups.
+std::optional<Graph> split_for_ranks(const Graph& g);
 
 }  // namespace tessera::detail
