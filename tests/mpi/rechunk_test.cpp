@@ -62,7 +62,7 @@ TEST_CASE("rechunk_store over MPI writes the single-process store, byte for byte
       {{96, 64}, Chunks({std::vector<int64_t>(12, 8), {64}}), ChunkSpec({-1, 8}), DType::float64(), 24 << 10, "none"},
       {{30, 20, 10}, Chunks({{7, 7, 7, 7, 2}, {20}, {3, 3, 3, 1}}), ChunkSpec({10, 4, 10}), DType::int16(), 1 << 20,
        "none"},
-      {{100}, Chunks({{13, 13, 13, 13, 13, 13, 13, 9}}), ChunkSpec({7}), DType::int8(), 64, "none"},
+      {{100}, Chunks({{13, 13, 13, 13, 13, 13, 13, 9}}), ChunkSpec(7), DType::int8(), 64, "none"},
       {{40, 24}, Chunks({{5, 5, 5, 5, 5, 5, 5, 5}, {24}}), ChunkSpec({-1, 6}), DType::float32(), 1 << 20, "zstd:3"},
   };
   int n = 0;

@@ -114,7 +114,7 @@ TEST_CASE("rechunk_store across 1, 2 and 4 thread ranks writes the single-proces
   const std::vector<Case> cases = {
       {{64, 48}, ChunkSpec({8, -1}), ChunkSpec({-1, 8}), DType::float64(), 16 << 10},  // rows -> columns, rounds
       {{30, 20, 10}, ChunkSpec({7, 20, 3}), ChunkSpec({10, 4, 10}), DType::int16(), 1 << 20},
-      {{100}, ChunkSpec({13}), ChunkSpec({7}), DType::int8(), 64},  // many rounds of a few blocks
+      {{100}, ChunkSpec(13), ChunkSpec(7), DType::int8(), 64},  // many rounds of a few blocks
       {{33, 17}, ChunkSpec({5, 4}), ChunkSpec({6, 17}), DType::float32(), 1 << 20},
   };
   TempDir dir;
