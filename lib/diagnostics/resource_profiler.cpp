@@ -1,7 +1,5 @@
 #include "tessera/diagnostics/resource_profiler.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <ctime>
 #include <fstream>
@@ -9,6 +7,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 
+#include "storage/pages.hpp"
 #include "ticker.hpp"
 #include "write_file.hpp"
 
@@ -27,7 +26,7 @@ size_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   size_t pages_total = 0, pages_resident = 0;
   if (!(statm >> pages_total >> pages_resident)) return 0;
-  return pages_resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return pages_resident * tessera::detail::page_size();
 }
 
 ResourceProfiler::ResourceProfiler(std::chrono::duration<double> dt)

@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <unistd.h>
-
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -64,7 +62,7 @@ size_t anonymous_resident_bytes() {
   const bool read = std::fscanf(f, "%llu %llu %llu", &size, &resident, &shared) == 3;
   std::fclose(f);
   if (!read || resident < shared) return 0;
-  return static_cast<size_t>(resident - shared) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return static_cast<size_t>(resident - shared) * tessera::detail::page_size();
 }
 
 // The ledgers come from oneTBB's allocator, except under a sanitizer, which

@@ -104,12 +104,16 @@ void advise_huge_pages(void* p, size_t size) {
 #endif
 }
 
+size_t page_size() {
+  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 void prefault_pages(void* p, size_t size) {
 #if defined(MADV_POPULATE_WRITE)
   // madvise takes a page-aligned start: the machine's page, not 4 KiB (arm64 and
   // ppc64le kernels may use 16 or 64 KiB pages, where a 4 KiB-aligned start is EINVAL).
-  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const auto begin = reinterpret_cast<uintptr_t>(p) & ~(uintptr_t{page_size()} - 1);
   (void)::madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(p) + size - begin, MADV_POPULATE_WRITE);
 #else
   (void)p;

@@ -40,6 +40,10 @@ struct KeptPages {
 };
 KeptPages kept_pages();
 
+//! The system's page size (sysconf(_SC_PAGESIZE), read once): what madvise's
+//! start must be a multiple of, and the unit of /proc's page counts.
+size_t page_size();
+
 //! Asks the kernel to back the whole 2 MiB pages inside [p, p + size) with huge
 //! pages (madvise MADV_HUGEPAGE), as numpy does for its large arrays: a fresh
 //! 16 MiB buffer in small pages takes 4096 faults. Does nothing where the

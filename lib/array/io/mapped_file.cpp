@@ -16,6 +16,7 @@
 
 #include "tessera/graph/error.hpp"
 #include "array/io/bus_guard.hpp"
+#include "storage/pages.hpp"
 #include "storage/unique_fd.hpp"
 #include "storage/regular_file.hpp"
 
@@ -186,7 +187,7 @@ void MappedFile::advise(Advice advice, size_t offset, size_t length) const {
   if (!mapped_ || offset >= size_) return;
   static constexpr int kAdvice[] = {MADV_NORMAL, MADV_SEQUENTIAL, MADV_RANDOM, MADV_WILLNEED, MADV_DONTNEED};
   // madvise wants a page-aligned start.
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = tessera::detail::page_size();
   const size_t start = offset / page * page;
   const size_t end = length >= size_ - offset ? size_ : offset + length;
   ::madvise(data_ + start, end - start, kAdvice[static_cast<int>(advice)]);

@@ -39,6 +39,7 @@
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/task.hpp"
 #include "tessera/scheduler/placement.hpp"
+#include "storage/pages.hpp"
 #include "storage/unique_fd.hpp"
 
 namespace tessera::array::detail {
@@ -81,17 +82,12 @@ struct Scratch {
 
 constexpr size_t kMaxMappings = 1024;
 
-size_t page_size() {
-  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  return page;
-}
-
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 // Maps `sizes.size()` regions of a new scratch file in `dir`, each at a
 // page-aligned offset; the file is unlinked before anything is written.
 std::vector<Buffer> map_scratch_file(const std::string& dir, const std::vector<size_t>& sizes) {
-  const size_t page = page_size();
+  const size_t page = tessera::detail::page_size();
   const bool per_block = sizes.size() <= kMaxMappings;
   std::vector<size_t> offsets;
   size_t total = 0;
@@ -138,7 +134,7 @@ std::vector<Buffer> allocate_scratch(const std::vector<size_t>& sizes) {
 // this process: the data stays in the file and the page cache. Keeps the
 // process's resident memory at the blocks in use, not the scratch written.
 void release_pages(const std::byte* data, size_t bytes) {
-  const auto page = static_cast<uintptr_t>(page_size());
+  const auto page = static_cast<uintptr_t>(tessera::detail::page_size());
   const auto begin = reinterpret_cast<uintptr_t>(data) / page * page;
   const auto end = round_up(reinterpret_cast<uintptr_t>(data) + bytes, page);
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);

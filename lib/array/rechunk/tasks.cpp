@@ -10,7 +10,6 @@
 // A new block made of one part of one old block is that part: a view when the
 // part is C-contiguous, else a copy (downstream kernels take contiguous
 // blocks).
-#include <unistd.h>
 
 #include <algorithm>
 #include <new>
@@ -22,6 +21,7 @@
 
 #include "array/rechunk/blocks.hpp"
 #include "scheduler/split_across.hpp"
+#include "storage/pages.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"
 
@@ -318,8 +318,9 @@ std::vector<PlannedStep> plan_steps(const StepInput& x, const Chunks& target, co
     // share their pages with other shards, and each one faults them in and out
     // again (32^3 chunks to whole slices ran many times slower than tasks).
     const auto itemsize = static_cast<int64_t>(x.dtype.itemsize());
+    const auto page = static_cast<int64_t>(tessera::detail::page_size());
     if (method == RechunkMethod::shuffle && options.disk &&
-        mean_shard_run_bytes(x.chunks.sizes(), target.sizes(), itemsize) < static_cast<int64_t>(::getpagesize())) {
+        mean_shard_run_bytes(x.chunks.sizes(), target.sizes(), itemsize) < page) {
       method = RechunkMethod::tasks;
     }
   }
