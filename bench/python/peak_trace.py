@@ -62,17 +62,20 @@ def main():
         else:
             import tessera
             scheduler = tessera.get
+        deps = {k: get_dependencies(graph, k) for k in graph}
         sampler = threading.Thread(target=sample)
         sampler.start()
         start = time.perf_counter()
-        with Record():
-            d.compute(scheduler=scheduler, num_workers=args.workers)
-        done.set()
-        sampler.join()
+        try:
+            with Record():
+                d.compute(scheduler=scheduler, num_workers=args.workers)
+        finally:
+            done.set()
+            sampler.join()
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
-    readers = collections.Counter(dep for k in graph for dep in get_dependencies(graph, k))
+    readers = collections.Counter(dep for ds in deps.values() for dep in ds)
     peak_time, peak_rss = max(samples, key=lambda s: s[1])
     held, running = {}, set()
     for t, starts, key, nbytes in events[:bisect.bisect([e[0] for e in events], peak_time)]:
@@ -81,7 +84,7 @@ def main():
             continue
         running.discard(key)
         held[key] = nbytes
-        for dep in get_dependencies(graph, key):
+        for dep in deps[key]:
             readers[dep] -= 1
             if readers[dep] == 0:
                 held.pop(dep, None)
