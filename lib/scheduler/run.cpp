@@ -231,6 +231,10 @@ bool Run::run_task(uint32_t task, Value& result) {
 // reads a task whose inputs are all done and that is neither ready nor settled
 // as one running.
 Run::Step Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) {
+  // posttask sees the value the task returned: once settled, the result may be
+  // spilled by another worker (values_[task] emptied) while the hooks run.
+  Value returned;
+  if (task_hooks_) returned = result;
   const Settle s = finish_task(w, task, std::move(result));
   Step step;
   if (task_hooks_) {
@@ -239,7 +243,8 @@ Run::Step Run::complete(Worker& w, uint32_t task, Value result, uint32_t& next) 
       std::lock_guard lk(lock_);
       settle_locked(w, s);
     }
-    if (!call_posttask(task, w.id)) return Step::over;
+    if (!call_posttask(task, returned, w.id)) return Step::over;
+    returned = Value();  // before its readers can start: the last of them releases it
     Lock lk(lock_);
     // Under a limit a result for other ranks keeps a use until it was sent (release_sent_locked).
     if (limit_ == 0 && uses_[task].load(std::memory_order_relaxed) == 0) drop_unread_locked(task, w.io);
@@ -531,11 +536,11 @@ bool Run::call_pretask(uint32_t task, int worker) {
   }
 }
 
-bool Run::call_posttask(uint32_t task, int worker) {
+bool Run::call_posttask(uint32_t task, const Value& result, int worker) {
   try {
     std::lock_guard lk(hooks_);
     for (const Callbacks& cb : options_.callbacks) {
-      if (cb.posttask) cb.posttask(*this, task, values_[task], worker);
+      if (cb.posttask) cb.posttask(*this, task, result, worker);
     }
     return true;
   } catch (...) {

@@ -172,7 +172,7 @@ class Run final : public RunState {
   void stop_locked(Failure failure);
   void wake_locked(bool always);
   bool call_pretask(uint32_t task, int worker);
-  bool call_posttask(uint32_t task, int worker);
+  bool call_posttask(uint32_t task, const Value& result, int worker);
   void rerun_failed_task();
   void release_all();
   Result collect(const Keys& keys, size_t& next) const;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <random>
 #include <string>
@@ -309,6 +310,52 @@ TEST_CASE("inbox: under a memory limit delivered values are held, spilled and br
       CHECK(fs::is_empty(scratch));
     }
   }
+  fs::remove_all(scratch);
+}
+
+// A result's posttask hook may still run when the budget spills that result:
+// a delivery taken by the other worker needs the room. The hook must see the
+// value the task returned all the same (a run across ranks sends what its
+// posttask hook sees: an emptied slot went out as an empty Value).
+TEST_CASE("inbox: posttask sees its task's result while another worker spills it to make room") {
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 8);
+  namespace fs = std::filesystem;
+  const fs::path scratch = fs::temp_directory_path() / ("tessera-inbox-post-" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  constexpr size_t kLimit = size_t{8} << 20;
+  const size_t a_elems = kLimit * 62 / 100 / sizeof(double), in_elems = kLimit * 30 / 100 / sizeof(double);
+  Graph g;
+  g.task("a", [a_elems] { return std::vector<double>(a_elems, 1.5); });
+  g.put("in", 0);
+  g.task("c", [](const std::vector<double>& a, const std::vector<double>& in) { return a.back() + in.back(); },
+         ref("a"), ref("in"));
+  const std::vector<Key> inbox_keys{Key("in")};
+  const Plan plan(g, Keys(Key("c")), {}, inbox_keys);
+  auto inbox = std::make_shared<Inbox>(inbox_keys);
+  std::promise<void> a_done;
+  std::thread net([&, ready = a_done.get_future()]() mutable {
+    ready.wait();
+    inbox->deliver("in", Value(std::vector<double>(in_elems, 2.0)));
+  });
+  bool seen_spill = false, had_value = false;
+  Callbacks cb;
+  cb.posttask = [&](const RunState& state, uint32_t task, const Value& result, int) {
+    if (state.key(task) != Key("a")) return;
+    a_done.set_value();
+    // The delivery takes the room: the other worker spills "a" meanwhile.
+    const auto t0 = std::chrono::steady_clock::now();
+    while (state.spill_count() == 0 && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+    seen_spill = state.spill_count() > 0;
+    had_value = result.has_value();
+  };
+  RunStats stats;
+  const Result r = get(plan, {.num_workers = 2, .callbacks = {cb}, .stats = &stats, .memory_limit = kLimit,
+                              .scratch_dir = scratch.string(), .inbox = inbox});
+  net.join();
+  CHECK(seen_spill);
+  CHECK(had_value);
+  CHECK(r.as<double>() == 3.5);
+  CHECK(fs::is_empty(scratch));
   fs::remove_all(scratch);
 }
 
