@@ -323,9 +323,9 @@ TEST_CASE("inbox: posttask sees its task's result while another worker spills it
   const fs::path scratch = fs::temp_directory_path() / ("tessera-inbox-post-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
   constexpr size_t kLimit = size_t{8} << 20;
-  const size_t a_elems = kLimit * 62 / 100 / sizeof(double), in_elems = kLimit * 30 / 100 / sizeof(double);
+  constexpr size_t kAElems = kLimit * 62 / 100 / sizeof(double), kInElems = kLimit * 30 / 100 / sizeof(double);
   Graph g;
-  g.task("a", [a_elems] { return std::vector<double>(a_elems, 1.5); });
+  g.task("a", [] { return std::vector<double>(kAElems, 1.5); });
   g.put("in", 0);
   g.task("c", [](const std::vector<double>& a, const std::vector<double>& in) { return a.back() + in.back(); },
          ref("a"), ref("in"));
@@ -335,7 +335,7 @@ TEST_CASE("inbox: posttask sees its task's result while another worker spills it
   std::promise<void> a_done;
   std::thread net([&, ready = a_done.get_future()]() mutable {
     ready.wait();
-    inbox->deliver("in", Value(std::vector<double>(in_elems, 2.0)));
+    inbox->deliver("in", Value(std::vector<double>(kInElems, 2.0)));
   });
   bool seen_spill = false, had_value = false;
   Callbacks cb;
