@@ -12,9 +12,13 @@ unity_opts=(-Dunity=on -Dunity_size=8 -Dunity_tests=true)
 # runtime preloaded; its suites run in the release build. _GLIBCXX_ASSERTIONS makes
 # libstdc++ check indices and preconditions (v[i] past v.size() but within its
 # capacity, front() of an empty vector, ...) that ASan cannot see; the ASan suites
-# ran in the same time with it.
-sanitize_opts=(-Dbuildtype=plain -Doptimization=1 -Ddebug=false -Db_lundef=false -Dbench=false -Dpython=disabled
-               -Dcpp_args=-D_GLIBCXX_ASSERTIONS "${unity_opts[@]}")
+# ran in the same time with it. -Db_ndebug=false keeps NDEBUG undefined (Meson
+# defines it whenever debug=false), so that Eigen checks its own preconditions:
+# coefficient indices, block and slice ranges, sizes that agree in an assignment
+# (an out-of-range index inside a tensor's buffer is nothing ASan can see). The
+# suites ran in the same time with it, and the fuzz harnesses check them too.
+sanitize_opts=(-Dbuildtype=plain -Doptimization=1 -Ddebug=false -Db_ndebug=false -Db_lundef=false -Dbench=false
+               -Dpython=disabled -Dcpp_args=-D_GLIBCXX_ASSERTIONS "${unity_opts[@]}")
 
 # configure DIR [OPTION...]: meson setup DIR with the OPTIONs, or --reconfigure a
 # folder set up before. Meson keeps the compiler of a folder's first setup, so a
