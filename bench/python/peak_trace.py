@@ -3,8 +3,8 @@ zarr) on an existing store, with dask's threaded scheduler or tessera.get, recor
 task's start and end (dask's pretask/posttask callbacks) and the RSS every 2 ms.
 
 At the sample of highest RSS it prints the results held then (a result is held from its
-task's end until its last reader's end, with the bytes posttask saw), by key name, and the
-tasks running. Both schedulers release a result after its last reader, so the difference
+task's end until its last reader's end, with the bytes posttask saw), by key name, the
+tasks running, and the tasks that were ready and not started when the first of those began. Both schedulers release a result after its last reader, so the difference
 between two peaks is either what is held or what the running tasks had allocated so far.
 
   /usr/bin/python3 bench/python/peak_trace.py STORE {dask|tessera} [--workers N] [--block 256]
@@ -99,6 +99,17 @@ def main():
     starts = {key: t for t, s, key, _ in events if s}
     for key in sorted(running, key=str):
         print(f"  running: {key} since {1000 * (peak_time - starts[key]):.0f} ms")
+    if not running:
+        return
+    # What else the scheduler could have started then: tasks whose inputs had all ended (a
+    # graph value that is not a task, such as the zarr array, is there from the start).
+    first = min(starts[key] for key in running)
+    ends = {key: t for t, s, key, _ in events if not s}
+    ready = [key for key in starts if starts[key] > first and
+             all(ends.get(dep, 0.0 if dep not in starts else float("inf")) <= first for dep in deps[key])]
+    print(f"  ready and not started when the first of them started: {len(ready)}")
+    for key in sorted(ready, key=str)[:8]:
+        print(f"    {key}")
 
 
 if __name__ == "__main__":
