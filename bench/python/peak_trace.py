@@ -4,8 +4,9 @@ task's start and end (dask's pretask/posttask callbacks) and the RSS every 2 ms.
 
 At the sample of highest RSS it prints the results held then (a result is held from its
 task's end until its last reader's end, with the bytes posttask saw), by key name, the
-tasks running, and the tasks that were ready and not started when the first of those began. Both schedulers release a result after its last reader, so the difference
-between two peaks is either what is held or what the running tasks had allocated so far.
+tasks running, and the tasks that were ready and not started when the first of those began.
+Both schedulers release a result after its last reader, so the difference between two peaks
+is either what is held or what the running tasks had allocated so far.
 
   /usr/bin/python3 bench/python/peak_trace.py STORE {dask|tessera} [--workers N] [--block 256]
 

@@ -17,6 +17,7 @@
 #include <absl/strings/strip.h>
 
 #include "storage/owner.hpp"
+#include "storage/padding.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::detail {
@@ -41,9 +42,8 @@ class FileWriter final : public SpillWriter {
     pos_ += size;
   }
   void align(size_t alignment) override {
-    const size_t pad = (alignment - pos_ % alignment) % alignment;
     static const std::byte zeros[kPage] = {};
-    write(zeros, pad);
+    write(zeros, storage::padding_to(alignment, pos_));
   }
   uint64_t finish() {
     flush();
