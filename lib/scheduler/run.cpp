@@ -149,12 +149,13 @@ Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
 
 // With lk held and nothing to pop: false when the run is over (finished, or the
 // rest waits on a cycle); else sleeps until something changed. With nothing
-// running and inbox keys pending, only a delivery, a failure or a cancellation
-// can change anything: this worker watches the inbox, waking every 10 ms to
-// notice a cancellation (the token cannot wake anyone).
+// running and inbox keys pending, or results whose send would make room for
+// the tasks left (admit_locked), only a delivery or a send, a failure or a
+// cancellation can change anything: this worker watches the inbox, waking
+// every 10 ms to notice a cancellation (the token cannot wake anyone).
 bool Run::idle_locked(Lock& lk) {
   if (running_ == 0 && io_busy_ == 0) {
-    if (inbox_pending_ > 0) {
+    if (inbox_pending_ > 0 || (unsent_results_ > 0 && num_finished() < plan_.num_tasks())) {
       const size_t seen = inbox_taken_;
       lk.unlock();
       inbox_->wait(seen, std::chrono::milliseconds(10));
@@ -313,6 +314,7 @@ Run::Lock Run::lock_after(Worker& w) {
 // bytes held pass the target; under the budget, settle_budget_locked.
 void Run::settle_locked(Worker& w, const Settle& s) {
   if (limit_ > 0) {
+    if (!awaiting_send_.empty() && awaiting_send_[s.task] != 0) ++unsent_results_;
     // Inputs are held until this settle, so the bytes held bound them.
     if (s.inputs + s.bytes > limit_) {
       memory_error_locked(s.task, s.inputs + s.bytes, "for its inputs and its result together");

@@ -235,6 +235,11 @@ class Run final : public RunState {
   // Under a memory limit, per requested key: the task whose result a send
   // releases (kNoTask: the caller's keys, past them one the caller requested too).
   std::vector<uint32_t> sent_task_;
+  // Under a memory limit, per task: 1 while its result waits to be sent (the
+  // sender holds a reference, so writing it out would free nothing: it is no
+  // spill candidate until sent); and how many such results have finished.
+  std::vector<uint8_t> awaiting_send_;
+  uint32_t unsent_results_ = 0;
   // Detaches the inbox before epoch_ goes, however the run ends (the
   // constructor may throw after attaching).
   struct InboxLink {

@@ -357,20 +357,24 @@ bool Run::admit_locked(uint32_t task, int tier, Io& io) {
   // worker adds its result on top of a full budget, and a task alone (a 32 MiB
   // read and its 32 MiB of file bytes) on top of what is held. A task alone that
   // cannot get that room, only room for its inputs, starts into what is free.
+  // It is not alone while results wait to be sent: each send frees its result.
   const size_t results = (static_cast<size_t>(running_) + 1) * task_footprint();
   const auto room_for = [&](size_t bytes) {
     return make_room_locked(bytes, io) && held_bytes_.load(std::memory_order_relaxed) + arriving_ + bytes <= limit_;
   };
-  const bool room = room_for(need + results) || (running_ == 0 && room_for(need));
+  const bool alone = running_ == 0 && unsent_results_ == 0;
+  const bool room = room_for(need + results) || (alone && room_for(need));
   // Without room, a task that releases an input may still start, but only when
-  // nothing else runs or writes: it is the way out when everything held is
-  // pinned, and alone it adds at most its one result.
-  const bool fits = room || (need == 0 && tier == kReleasing && running_ == 0 && io_busy_ == 0);
+  // nothing else runs, writes or waits to be sent: it is the way out when
+  // everything held is pinned, and alone it adds at most its one result.
+  const bool nothing_leaves = alone && io_busy_ == 0;
+  const bool fits = room || (need == 0 && tier == kReleasing && nothing_leaves);
   if (!fits) {
     for (uint32_t d : deps) {
       if (d < nt && --pins_[d] == 0) offer_locked(d);
     }
-    if (running_ == 0 && io_busy_ == 0 && io.empty()) {
+    // Results waiting to be sent leave once sent (Run::idle_locked waits for that).
+    if (nothing_leaves && io.empty()) {
       size_t inputs = 0;
       for (uint32_t d : deps) inputs += d < nt ? bytes_[d] : 0;
       memory_error_locked(task, inputs, need > 0 ? "to bring its inputs back, and nothing held can spill"
@@ -449,7 +453,7 @@ uint32_t Run::next_reader(uint32_t node) {
 
 void Run::offer_locked(uint32_t node) {
   if (node_state_[node] != kResident || pins_[node] > 0 || file_[node] == kCannotSpill ||
-      uses_[node].load(std::memory_order_relaxed) == 0) {
+      uses_[node].load(std::memory_order_relaxed) == 0 || (!awaiting_send_.empty() && awaiting_send_[node] != 0)) {
     return;
   }
   victims_.emplace_back(next_reader(node), node);

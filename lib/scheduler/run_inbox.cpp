@@ -5,6 +5,8 @@
 // in run.cpp beside the other completion). An inbox task waits on one input, its
 // delivery: waiting_ holds 1 for it until then, so the switch to the budget and
 // the cycle search see it as waiting, not running.
+#include <utility>
+
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 
@@ -71,17 +73,22 @@ bool Run::poll_inbox_locked(Worker& w) {
 // drop_unread_locked. Without a memory limit the use goes now (the result
 // leaves once posttask handed it on); with one when the inbox says it was sent
 // (sent_task_, release_sent_locked), so that it stays counted until its wire
-// form counts instead.
+// form counts instead. Until then the sender holds it too, so it is no spill
+// candidate (awaiting_send_): writing it out would free nothing.
 void Run::release_sent(size_t returned) {
   const std::vector<uint32_t>& requested = plan_.requested();
   if (returned >= requested.size()) return;
   absl::flat_hash_set<uint32_t> callers(requested.begin(), requested.begin() + static_cast<std::ptrdiff_t>(returned));
-  if (limit_ > 0) sent_task_.assign(requested.size(), kNoTask);
+  if (limit_ > 0) {
+    sent_task_.assign(requested.size(), kNoTask);
+    awaiting_send_.assign(plan_.num_tasks(), 0);
+  }
   for (size_t k = returned; k < requested.size(); ++k) {
     const uint32_t u = requested[k];
     if (u >= plan_.num_tasks() || callers.contains(u)) continue;
     if (limit_ > 0) {
       sent_task_[k] = u;
+      awaiting_send_[u] = 1;
     } else {
       uses_[u].fetch_sub(1, std::memory_order_relaxed);
     }
@@ -90,12 +97,18 @@ void Run::release_sent(size_t returned) {
 
 // With lock_ held, under a memory limit: the result of requested key `k` was
 // sent; its request's use goes, and with the last use the result (Inbox sends
-// come only after posttask, so it was settled).
+// come only after posttask, so it was settled). One that local readers still
+// need becomes a spill candidate now.
 void Run::release_sent_locked(size_t k, Worker& w) {
   if (k >= sent_task_.size()) return;
   const uint32_t u = sent_task_[k];
-  if (u == kNoTask || uses_[u].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  drop_unread_locked(u, w.io);
+  if (u == kNoTask) return;
+  if (std::exchange(awaiting_send_[u], 0) != 0) --unsent_results_;
+  if (uses_[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    drop_unread_locked(u, w.io);
+  } else if (budget_.load(std::memory_order_relaxed)) {
+    offer_locked(u);
+  }
 }
 
 }  // namespace tessera::detail

@@ -4,7 +4,9 @@
 // results at every worker count; a run waiting on a delivery sleeps (little CPU)
 // and neither ends nor reports a cycle; fail() and a cancellation end a waiting
 // run promptly with everything released; under a memory limit delivered values
-// spill and come back intact; bad use is a ValueError that says what was wrong.
+// spill and come back intact, and a result waiting to be sent to another rank
+// is not spilled (a task that needs its room waits for the send); bad use is a
+// ValueError that says what was wrong.
 #include <doctest/doctest.h>
 
 #include <oneapi/tbb/global_control.h>
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +25,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "scheduler/inbox_state.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/inbox.hpp"
@@ -356,6 +360,73 @@ TEST_CASE("inbox: posttask sees its task's result while another worker spills it
   CHECK(had_value);
   CHECK(r.as<double>() == 3.5);
   CHECK(fs::is_empty(scratch));
+  fs::remove_all(scratch);
+}
+
+// A run across ranks hands each result for other ranks to its sender in
+// posttask and, under a limit, keeps it counted until the sender says it was
+// sent (InboxState::sent). Until then the sender holds it too, so writing it
+// out frees nothing: the run must neither spill it nor count its bytes as
+// gone. Here the next task needs the room that result takes, and nothing else
+// can make it: the run waits for the send, then goes on.
+//   s (62% of the limit, for another rank)    in (delivered in s's posttask) -> b (62%) -> c
+TEST_CASE("inbox: a result waiting to be sent is not spilled; a task that needs its room waits for the send") {
+  tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 8);
+  namespace fs = std::filesystem;
+  const fs::path scratch = fs::temp_directory_path() / ("tessera-inbox-send-" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  constexpr size_t kLimit = size_t{8} << 20, kElems = kLimit * 62 / 100 / sizeof(double);
+  Graph g;
+  g.task("s", [] { return std::vector<double>(kElems, 1.0); });
+  g.put("in", 0);
+  g.task("b", [](int in) { return std::vector<double>(kElems, 2.0 + in); }, ref("in"));
+  g.task("c", [](const std::vector<double>& b) { return b.back(); }, ref("b"));
+  const std::vector<Key> inbox_keys{Key("in")};
+  const Plan plan(g, Keys({Key("c"), Key("s")}), {}, inbox_keys);
+  for (int workers : {0, 2}) {
+    CAPTURE(workers);
+    auto inbox = std::make_shared<Inbox>(inbox_keys);
+    detail::inbox_state(*inbox).set_returned(1);  // ("s") goes to another rank
+    using Clock = std::chrono::steady_clock;
+    Value queued;  // the sender's reference
+    std::promise<void> s_done;
+    Clock::time_point sent_at{}, b_started{};
+    std::thread sender([&, ready = s_done.get_future()]() mutable {
+      ready.wait();
+      std::this_thread::sleep_for(150ms);
+      queued = Value();
+      sent_at = Clock::now();
+      detail::inbox_state(*inbox).sent(1);
+    });
+    std::vector<Key> spilled;
+    Callbacks cb;
+    cb.posttask = [&](const RunState& state, uint32_t task, const Value& result, int) {
+      if (state.key(task) != Key("s")) return;
+      queued = result;
+      inbox->deliver("in", Value(1));
+      s_done.set_value();
+    };
+    cb.pretask = [&](const RunState& state, uint32_t task, int) {
+      if (state.key(task) == Key("b")) b_started = Clock::now();
+    };
+    cb.spill = [&](const RunState& state, const SpillEvent& e) {
+      if (e.kind == SpillEvent::Kind::spill) spilled.push_back(state.key(e.task));
+    };
+    RunStats stats;
+    std::optional<Result> r;
+    try {
+      r = run(plan, workers, {.callbacks = {cb}, .stats = &stats, .memory_limit = kLimit,
+                              .scratch_dir = scratch.string(), .inbox = inbox});
+    } catch (const std::exception& e) {
+      FAIL_CHECK(std::string(e.what()));
+    }
+    sender.join();
+    CHECK(std::find(spilled.begin(), spilled.end(), Key("s")) == spilled.end());
+    CHECK(b_started >= sent_at);
+    if (r) CHECK((*r)[0].as<double>() == 3.0);
+    CHECK(stats.peak_held_bytes <= kLimit);
+    CHECK(fs::is_empty(scratch));
+  }
   fs::remove_all(scratch);
 }
 
