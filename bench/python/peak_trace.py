@@ -1,16 +1,22 @@
-"""What a run holds at its peak RSS: the rechunk workload of arrays.py (rows to columns, to
-zarr) on an existing store, with dask's threaded scheduler or tessera.get, recording each
-task's start and end (dask's pretask/posttask callbacks) and the RSS every 2 ms.
+"""What a run holds at its peak RSS: a workload of arrays.py (rechunk: rows to columns, to
+zarr; standardize: (x - x.mean(0)) / x.std(0) to zarr) on an existing store, with dask's
+threaded scheduler or tessera.get, recording each task's start and end (dask's
+pretask/posttask callbacks) and the RSS every 2 ms.
 
 At the sample of highest RSS it prints the results held then (a result is held from its
-task's end until its last reader's end, with the bytes posttask saw), by key name, the
-tasks running, and the tasks that were ready and not started when the first of those began.
-Both schedulers release a result after its last reader, so the difference between two peaks
-is either what is held or what the running tasks had allocated so far.
+task's end until its last reader's end, with the bytes posttask saw), by key name, and the
+memory they keep alive (each distinct numpy base once: a rechunk's cuts are views of the
+block they cut), the tasks running, and the tasks that were ready and not started when the
+first of those began. Both schedulers release a result after its last reader, so the
+difference between two peaks is either what is held or what the running tasks had
+allocated so far.
 
   /usr/bin/python3 bench/python/peak_trace.py STORE {dask|tessera} [--workers N] [--block 256]
+      [--workload rechunk|standardize] [--order dask|tessera]
 
 STORE: a zarr v2 store as arrays.py writes it (n x n float64 in blocks of --block rows).
+--order tessera: dask's threaded scheduler with tessera.order's priorities in place of
+dask.order's (dask.local.order replaced), to tell the order from the scheduler.
 """
 import argparse
 import bisect
@@ -28,6 +34,9 @@ def main():
     p.add_argument("side", choices=("dask", "tessera"))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--block", type=int, default=256)
+    p.add_argument("--workload", choices=("rechunk", "standardize"), default="rechunk")
+    p.add_argument("--order", choices=("dask", "tessera"), default="dask",
+                   help="the priorities dask's threaded scheduler uses (side dask only)")
     args = p.parse_args()
 
     import dask.array as da
@@ -49,17 +58,28 @@ def main():
             events.append((time.perf_counter(), True, key, 0))
 
         def _posttask(self, key, result, dsk, state, worker):
-            events.append((time.perf_counter(), False, key, int(getattr(result, "nbytes", 0) or 0)))
+            base = result
+            while getattr(base, "base", None) is not None and hasattr(base.base, "nbytes"):
+                base = base.base
+            events.append((time.perf_counter(), False, key,
+                           (int(getattr(result, "nbytes", 0) or 0), id(base), int(getattr(base, "nbytes", 0) or 0))))
 
     out = tempfile.mkdtemp(prefix="tessera-peak-trace-")
     try:
         x = da.from_zarr(args.store)
-        limit = 4 * x.shape[1] * args.block * x.dtype.itemsize
-        d = x.rechunk((-1, args.block), block_size_limit=limit).to_zarr(
-            os.path.join(out, "out.zarr"), compressor=None, compute=False)
+        if args.workload == "rechunk":
+            limit = 4 * x.shape[1] * args.block * x.dtype.itemsize
+            y = x.rechunk((-1, args.block), block_size_limit=limit)
+        else:
+            y = (x - x.mean(0)) / x.std(0)
+        d = y.to_zarr(os.path.join(out, "out.zarr"), compressor=None, compute=False)
         graph = dict(d.__dask_graph__())
         if args.side == "dask":
             scheduler = "threads"
+            if args.order == "tessera":
+                import dask.local
+                import tessera
+                dask.local.order = tessera.order
         else:
             import tessera
             scheduler = tessera.get
@@ -78,13 +98,13 @@ def main():
 
     readers = collections.Counter(dep for ds in deps.values() for dep in ds)
     peak_time, peak_rss = max(samples, key=lambda s: s[1])
-    held, running = {}, set()
-    for t, starts, key, nbytes in events[:bisect.bisect([e[0] for e in events], peak_time)]:
+    held, running = {}, set()  # held: key -> (nbytes, id of its base, the base's nbytes)
+    for t, starts, key, sizes in events[:bisect.bisect([e[0] for e in events], peak_time)]:
         if starts:
             running.add(key)
             continue
         running.discard(key)
-        held[key] = nbytes
+        held[key] = sizes
         for dep in deps[key]:
             readers[dep] -= 1
             if readers[dep] == 0:
@@ -92,9 +112,11 @@ def main():
     print(f"{args.side}, {args.workers} workers: {time.perf_counter() - start:.2f} s, peak RSS "
           f"{peak_rss / 2**20:.0f} MiB at {peak_time - start:.2f} s (first sample {samples[0][1] / 2**20:.0f} MiB)")
     by_name = collections.defaultdict(list)
-    for key, nbytes in held.items():
+    for key, (nbytes, _, _) in held.items():
         by_name[key[0] if isinstance(key, tuple) else key].append(nbytes)
-    print(f"  held then: {sum(held.values()) / 2**20:.0f} MiB")
+    bases = {base: base_bytes for _, base, base_bytes in held.values()}
+    print(f"  held then: {sum(s[0] for s in held.values()) / 2**20:.0f} MiB, keeping "
+          f"{sum(bases.values()) / 2**20:.0f} MiB of arrays alive")
     for name, sizes in sorted(by_name.items(), key=lambda kv: -sum(kv[1])):
         print(f"    {len(sizes):4d} x {name:60} {sum(sizes) / 2**20:7.0f} MiB")
     starts = {key: t for t, s, key, _ in events if s}
