@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <fstream>
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
@@ -22,12 +21,7 @@ double process_cpu_seconds() {
 
 }  // namespace
 
-size_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  size_t pages_total = 0, pages_resident = 0;
-  if (!(statm >> pages_total >> pages_resident)) return 0;
-  return pages_resident * tessera::detail::page_size();
-}
+size_t resident_bytes() { return tessera::detail::resident_memory().resident; }
 
 ResourceProfiler::ResourceProfiler(std::chrono::duration<double> dt)
     : dt_(dt), origin_(std::chrono::steady_clock::now()), ticker_(std::make_unique<detail::Ticker>()) {}

@@ -2,7 +2,6 @@
 // taken once the bytes held first pass the target (budget_), and the switch to
 // them. docs/scheduler.md explains the tiers, pins, victims and reloads.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 #if defined(__GLIBC__)
@@ -56,13 +55,8 @@ void return_cached_memory(size_t freed) {
 }
 
 size_t anonymous_resident_bytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "re");
-  if (f == nullptr) return 0;
-  unsigned long long size = 0, resident = 0, shared = 0;
-  const bool read = std::fscanf(f, "%llu %llu %llu", &size, &resident, &shared) == 3;
-  std::fclose(f);
-  if (!read || resident < shared) return 0;
-  return static_cast<size_t>(resident - shared) * tessera::detail::page_size();
+  const ResidentMemory m = resident_memory();
+  return m.resident >= m.file_backed ? m.resident - m.file_backed : 0;
 }
 
 // The ledgers come from oneTBB's allocator, except under a sanitizer, which

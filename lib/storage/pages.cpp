@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -107,6 +108,16 @@ void advise_huge_pages(void* p, size_t size) {
 size_t page_size() {
   static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   return page;
+}
+
+ResidentMemory resident_memory() {
+  std::FILE* f = std::fopen("/proc/self/statm", "re");
+  if (f == nullptr) return {};
+  unsigned long long size = 0, resident = 0, shared = 0;
+  const bool read = std::fscanf(f, "%llu %llu %llu", &size, &resident, &shared) == 3;
+  std::fclose(f);
+  if (!read) return {};
+  return {static_cast<size_t>(resident) * page_size(), static_cast<size_t>(shared) * page_size()};
 }
 
 void prefault_pages(void* p, size_t size) {

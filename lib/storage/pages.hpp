@@ -44,6 +44,16 @@ KeptPages kept_pages();
 //! start must be a multiple of, and the unit of /proc's page counts.
 size_t page_size();
 
+//! The process's resident memory in bytes, as /proc/self/statm counts it: all
+//! of it, and the part backed by files (mapped files, libraries; Linux's
+//! "shared"), so that resident - file_backed is its anonymous memory. Zeros
+//! where /proc cannot be read.
+struct ResidentMemory {
+  size_t resident = 0;
+  size_t file_backed = 0;
+};
+ResidentMemory resident_memory();
+
 //! Asks the kernel to back the whole 2 MiB pages inside [p, p + size) with huge
 //! pages (madvise MADV_HUGEPAGE), as numpy does for its large arrays: a fresh
 //! 16 MiB buffer in small pages takes 4096 faults. Does nothing where the
