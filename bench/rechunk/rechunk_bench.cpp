@@ -87,7 +87,10 @@ std::map<int, double> run_peer(const Args& a) {
   std::string cmd = std::string(python ? python : "/usr/bin/python3") + " " + TESSERA_BENCH_DIR +
                     "/peers/rechunk_dask.py " + std::to_string(a.rows) + " " + std::to_string(a.cols) + " " +
                     std::to_string(a.block) + " " + std::to_string(a.repeat);
-  for (int w : a.workers) cmd += " " + std::to_string(w);
+  for (int w : a.workers) {
+    cmd += ' ';  // not " " + std::to_string(w): GCC 12 warns (-Wrestrict) on a literal + a temporary string
+    cmd += std::to_string(w);
+  }
   std::map<int, double> out;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return out;
