@@ -7,8 +7,10 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <utility>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/strings/str_cat.h>
 
 #include "comm/point_to_point.hpp"
@@ -98,8 +100,10 @@ class MpiPointToPoint final : public Communicator {
     tessera::detail::check_send(*this, dest, tag);
     Send& s = sends_.emplace_back();
     s.parts = parts;
-    for (const SharedBytes& p : parts) s.length += static_cast<int64_t>(p.size);
-    unsent_bytes_ += static_cast<size_t>(s.length);
+    for (const SharedBytes& p : parts) {
+      s.length += static_cast<int64_t>(p.size);
+      if (in_flight_[{p.data.get(), p.size}]++ == 0) unsent_bytes_ += p.size;
+    }
     if (parts.size() <= 1 && s.length <= piece_) {
       isend(s, parts.empty() ? nullptr : parts.front().data.get(), s.length, dest, 2 * tag);
       return;
@@ -159,7 +163,7 @@ class MpiPointToPoint final : public Communicator {
     for (auto it = sends_.begin(); it != sends_.end();) {
       int done = 0;
       MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
-      if (done) unsent_bytes_ -= static_cast<size_t>(it->length);
+      if (done) finished(*it);
       it = done ? sends_.erase(it) : std::next(it);
     }
     return sends_.size();
@@ -184,6 +188,16 @@ class MpiPointToPoint final : public Communicator {
     int tag;
     int64_t length;
   };
+
+  // A send completed: its parts no other send holds stop counting.
+  void finished(const Send& s) {
+    for (const SharedBytes& p : s.parts) {
+      const auto it = in_flight_.find({p.data.get(), p.size});
+      if (--it->second > 0) continue;
+      unsent_bytes_ -= p.size;
+      in_flight_.erase(it);
+    }
+  }
 
   Message whole(MPI_Message& handle, const MPI_Status& status) {
     Message m;
@@ -269,7 +283,10 @@ class MpiPointToPoint final : public Communicator {
   MPI_Comm p2p_ = MPI_COMM_NULL;  // point-to-point messages only
   int64_t piece_;                 // the most bytes of one MPI message of send()
   std::list<Send> sends_;         // a list: a Send's address is in MPI's hands until it completes
-  size_t unsent_bytes_ = 0;       // of sends_' buffers
+  size_t unsent_bytes_ = 0;       // of sends_' buffers, each once
+  // The parts in flight, by (first byte, size), with the sends that hold each:
+  // a result sent to three ranks is one serialized copy, its parts shared.
+  absl::flat_hash_map<std::pair<const std::byte*, size_t>, uint32_t> in_flight_;
   std::map<int, Head> heads_;     // by sender: a large message's header taken, its pieces not yet
   int rank_ = 0;
   int size_ = 1;

@@ -381,9 +381,11 @@ class Exchange {
         continue;
       }
       value = Value();  // the parts stand for it now
-      // Under a limit the run kept the result (counted, spillable) until now.
+      // Under a limit the run kept the result (counted) until now.
       if (limit_ > 0) inbox_state(inbox_).sent(route->request);
       const std::vector<SharedBytes>& parts = w.parts();
+      // Until the next turn reads the transport's count: a copy per rank at
+      // most (thread ranks copy; MPI's sends share the parts and count them once).
       unsent_ += w.size() * route->to.size();
       for (const int q : route->to) {
         bytes_sent_ += w.size();

@@ -3,6 +3,12 @@
 // messages and with messages split into pieces, as those past 2^31 bytes are.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <thread>
+#include <vector>
+
 #include "comm/point_to_point_checks.hpp"
 #include "mpi/communicator_pieces.hpp"
 #include "tessera/graph/error.hpp"
@@ -31,6 +37,35 @@ TEST_CASE("MPI: try_receive_from leaves a message it does not take in MPI, first
 
 TEST_CASE("MPI: try_receive_from leaves a message in pieces it does not take, and takes it later whole") {
   testing::receive_from_when_taken(*mpi::detail::world_communicator_in_pieces(7), 100);
+}
+
+// A result for several ranks is serialized once and its parts go to each: the
+// bytes its sends keep are that one copy, not one per rank. The receivers take
+// the message only after rank 0 looked, so its sends are still in flight then
+// (a message this large is not sent eagerly).
+TEST_CASE("MPI: parts sent to several ranks count once in unfinished_send_bytes, until every rank took them") {
+  const auto comm = mpi::world_communicator();
+  constexpr size_t kBytes = size_t{4} << 20;
+  if (comm->rank() == 0) {
+    const SharedBytes part = SharedBytes::from(std::vector<std::byte>(kBytes, std::byte{7}));
+    for (int q = 1; q < comm->size(); ++q) comm->send_parts(q, 1, {part});
+    const size_t in_flight = comm->unfinished_send_bytes();
+    CAPTURE(comm->size());
+    CHECK(in_flight <= kBytes);
+  }
+  barrier(*comm);
+  if (comm->rank() != 0) {
+    std::optional<Message> m;
+    while (!(m = comm->try_receive())) {
+    }
+    CHECK(m->bytes.size == kBytes);
+    CHECK(m->bytes.data.get()[kBytes - 1] == std::byte{7});
+  }
+  barrier(*comm);
+  if (comm->rank() == 0) {
+    for (int i = 0; i < 10000 && comm->unfinished_send_bytes() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(comm->unfinished_send_bytes() == 0);
+  }
 }
 
 TEST_CASE("MPI: send refuses a rank or a tag out of range") {

@@ -120,7 +120,8 @@ class Communicator {
   //! endpoint first waits until this is 0, which needs its peers to receive.
   virtual size_t unfinished_sends() = 0;
   //! The bytes of this rank's sends that its endpoint still keeps: sent and
-  //! not yet taken by the transport (thread ranks: by the receiving rank);
+  //! not yet taken by the transport (thread ranks: by the receiving rank),
+  //! parts that several sends share (send_parts over MPI) counted once;
   //! advances the sends as unfinished_sends() does, never blocks. A run across
   //! ranks counts them against the rank's memory_limit.
   virtual size_t unfinished_send_bytes() = 0;
