@@ -314,7 +314,7 @@ Run::Lock Run::lock_after(Worker& w) {
 // bytes held pass the target; under the budget, settle_budget_locked.
 void Run::settle_locked(Worker& w, const Settle& s) {
   if (limit_ > 0) {
-    if (!awaiting_send_.empty() && awaiting_send_[s.task] != 0) ++unsent_results_;
+    if (awaits_send(s.task)) ++unsent_results_;
     // Inputs are held until this settle, so the bytes held bound them.
     if (s.inputs + s.bytes > limit_) {
       memory_error_locked(s.task, s.inputs + s.bytes, "for its inputs and its result together");

@@ -240,6 +240,7 @@ class Run final : public RunState {
   // spill candidate until sent); and how many such results have finished.
   std::vector<uint8_t> awaiting_send_;
   uint32_t unsent_results_ = 0;
+  bool awaits_send(uint32_t task) const { return !awaiting_send_.empty() && awaiting_send_[task] != 0; }
   // Detaches the inbox before epoch_ goes, however the run ends (the
   // constructor may throw after attaching).
   struct InboxLink {

@@ -447,7 +447,7 @@ uint32_t Run::next_reader(uint32_t node) {
 
 void Run::offer_locked(uint32_t node) {
   if (node_state_[node] != kResident || pins_[node] > 0 || file_[node] == kCannotSpill ||
-      uses_[node].load(std::memory_order_relaxed) == 0 || (!awaiting_send_.empty() && awaiting_send_[node] != 0)) {
+      uses_[node].load(std::memory_order_relaxed) == 0 || awaits_send(node)) {
     return;
   }
   victims_.emplace_back(next_reader(node), node);

@@ -1,6 +1,7 @@
 // Point-to-point messages over MPI (world_communicator): the exchange every
 // Communicator passes (tests/comm/point_to_point_checks.hpp), with whole
-// messages and with messages split into pieces, as those past 2^31 bytes are.
+// messages and with messages split into pieces, as those past 2^31 bytes are;
+// parts shared by sends to several ranks count once among the bytes in flight.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -63,7 +64,9 @@ TEST_CASE("MPI: parts sent to several ranks count once in unfinished_send_bytes,
   }
   barrier(*comm);
   if (comm->rank() == 0) {
-    for (int i = 0; i < 10000 && comm->unfinished_send_bytes() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 10000 && comm->unfinished_send_bytes() > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     CHECK(comm->unfinished_send_bytes() == 0);
   }
 }
