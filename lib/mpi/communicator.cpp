@@ -215,10 +215,9 @@ class MpiPointToPoint final : public Communicator {
   // views it. A fresh zeroed vector per message took a third of a 4-rank FFT's
   // page faults (bench/mpi).
   static std::byte* receive_buffer(Message& m, size_t size) {
-    auto block = std::make_shared<array::Buffer>(array::Buffer::allocate(size));
-    std::byte* data = block->data();
-    m.bytes = {std::shared_ptr<const std::byte>(std::move(block), data), size};
-    return data;
+    const array::Buffer block = array::Buffer::allocate(size);
+    m.bytes = {block.shared(), size};
+    return block.data();
   }
 
   Head header(MPI_Message& handle, const MPI_Status& status) {

@@ -84,6 +84,9 @@ class Buffer {
   bool writable() const { return writable_; }
   //! How many holders share the bytes (for tests of lifetime).
   long use_count() const { return data_.use_count(); }
+  //! The bytes as one more holder of them, for code that keeps a `shared_ptr`
+  //! (a received message, a Python buffer) rather than a Buffer.
+  const std::shared_ptr<std::byte>& shared() const { return data_; }
 
  private:
   std::shared_ptr<std::byte> data_;
