@@ -41,10 +41,14 @@ struct Failure {
   std::exception_ptr error;
 };
 
-//! Hands the memory oneTBB's allocator and glibc's malloc keep cached for reuse
-//! back to the system (under the budget, after a task or a spill freed results).
-//! `freed`: the bytes of the results just freed.
-void return_cached_memory(size_t freed);
+//! Whether return_cached_memory also hands back glibc malloc's free pages
+//! (malloc_trim walks every arena: worth it only once a megabyte or more was freed).
+enum class TrimHeap : bool { kNo, kYes };
+
+//! Hands the memory oneTBB's allocator (and, with TrimHeap::kYes, glibc's malloc)
+//! keeps cached for reuse back to the system (under the budget, as a run starts
+//! and after a task or a spill freed results).
+void return_cached_memory(TrimHeap trim);
 
 //! The process's anonymous resident bytes (resident minus file-backed pages,
 //! /proc/self/statm); 0 where that cannot be read.

@@ -38,8 +38,9 @@ int64_t since_ns(std::chrono::steady_clock::time_point t0) {
 // Returned after each spill that freed a value, and after each task under the
 // budget (its released inputs); tasks that hold memory worth budgeting take far
 // longer than the calls. malloc_trim walks every arena (~125 us on a heap of a
-// few thousand numpy blocks), so it runs only once `freed` is a megabyte or more.
-void return_cached_memory(size_t freed) {
+// few thousand numpy blocks), so the callers ask for it only once a megabyte or
+// more was freed.
+void return_cached_memory(TrimHeap trim) {
   // oneTBB 2021.8 dereferences its unset pool when asked to clean before its
   // first allocation (sanitized builds, or a run without large blocks): one
   // allocation first sets it up.
@@ -50,7 +51,9 @@ void return_cached_memory(size_t freed) {
   if (ready) ::scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
   release_kept_pages();
 #if defined(__GLIBC__)
-  if (freed >= (size_t{1} << 20)) ::malloc_trim(0);
+  if (trim == TrimHeap::kYes) ::malloc_trim(0);
+#else
+  (void)trim;
 #endif
 }
 
@@ -94,7 +97,7 @@ void Run::prepare_budget() {
   store_ = std::make_unique<SpillStore>(options_.scratch_dir, options_.disk_limit);
   // The caches start empty, so that what they kept from earlier work does not
   // pass for the process's own (return_cached_memory_past_allowance).
-  return_cached_memory(limit_);
+  return_cached_memory(TrimHeap::kYes);
   base_resident_ = anonymous_resident_bytes();
 }
 
@@ -112,7 +115,9 @@ void Run::return_cached_memory_past_allowance(size_t freed) {
   const size_t resident = anonymous_resident_bytes();
   const size_t allowance = std::min(limit_ / 4, kCacheAllowance);
   const size_t counted = base_resident_ + held_bytes_.load(std::memory_order_relaxed) + allowance;
-  if (resident == 0 || resident > counted) return_cached_memory(freed);
+  if (resident == 0 || resident > counted) {
+    return_cached_memory(freed >= (size_t{1} << 20) ? TrimHeap::kYes : TrimHeap::kNo);
+  }
 }
 
 // With lock_ held, under the budget: the finished task's accounting. Its inputs
