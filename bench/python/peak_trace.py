@@ -12,11 +12,13 @@ difference between two peaks is either what is held or what the running tasks ha
 allocated so far.
 
   /usr/bin/python3 bench/python/peak_trace.py STORE {dask|tessera} [--workers N] [--block 256]
-      [--workload rechunk|standardize] [--order dask|tessera]
+      [--workload rechunk|standardize] [--order dask|tessera] [--traced]
 
 STORE: a zarr v2 store as arrays.py writes it (n x n float64 in blocks of --block rows).
 --order tessera: dask's threaded scheduler with tessera.order's priorities in place of
 dask.order's (dask.local.order replaced), to tell the order from the scheduler.
+--traced: also the peak of the bytes Python and numpy had allocated (tracemalloc), which
+counts an array from its allocation, where RSS counts its pages as they are first written.
 """
 import argparse
 import bisect
@@ -37,6 +39,7 @@ def main():
     p.add_argument("--workload", choices=("rechunk", "standardize"), default="rechunk")
     p.add_argument("--order", choices=("dask", "tessera"), default="dask",
                    help="the priorities dask's threaded scheduler uses (side dask only)")
+    p.add_argument("--traced", action="store_true", help="also print tracemalloc's peak")
     args = p.parse_args()
 
     import dask.array as da
@@ -86,6 +89,9 @@ def main():
         deps = {k: get_dependencies(graph, k) for k in graph}
         sampler = threading.Thread(target=sample)
         sampler.start()
+        if args.traced:
+            import tracemalloc
+            tracemalloc.start()
         start = time.perf_counter()
         try:
             with Record():
@@ -111,6 +117,8 @@ def main():
                 held.pop(dep, None)
     print(f"{args.side}, {args.workers} workers: {time.perf_counter() - start:.2f} s, peak RSS "
           f"{peak_rss / 2**20:.0f} MiB at {peak_time - start:.2f} s (first sample {samples[0][1] / 2**20:.0f} MiB)")
+    if args.traced:
+        print(f"  allocated by Python and numpy at most (tracemalloc): {tracemalloc.get_traced_memory()[1] / 2**20:.0f} MiB")
     by_name = collections.defaultdict(list)
     for key, (nbytes, _, _) in held.items():
         by_name[key[0] if isinstance(key, tuple) else key].append(nbytes)
