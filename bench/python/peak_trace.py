@@ -12,13 +12,14 @@ difference between two peaks is either what is held or what the running tasks ha
 allocated so far.
 
   /usr/bin/python3 bench/python/peak_trace.py STORE {dask|tessera} [--workers N] [--block 256]
-      [--workload rechunk|standardize] [--order dask|tessera] [--traced]
+      [--workload rechunk|standardize] [--order dask|tessera] [--traced] [--timeline]
 
 STORE: a zarr v2 store as arrays.py writes it (n x n float64 in blocks of --block rows).
 --order tessera: dask's threaded scheduler with tessera.order's priorities in place of
 dask.order's (dask.local.order replaced), to tell the order from the scheduler.
 --traced: also the peak of the bytes Python and numpy had allocated (tracemalloc), which
 counts an array from its allocation, where RSS counts its pages as they are first written.
+--timeline: also each task's start and end from 2 s before the peak to 0.5 s after it.
 """
 import argparse
 import bisect
@@ -40,6 +41,7 @@ def main():
     p.add_argument("--order", choices=("dask", "tessera"), default="dask",
                    help="the priorities dask's threaded scheduler uses (side dask only)")
     p.add_argument("--traced", action="store_true", help="also print tracemalloc's peak")
+    p.add_argument("--timeline", action="store_true", help="also print the tasks' starts and ends near the peak")
     args = p.parse_args()
 
     import dask.array as da
@@ -141,6 +143,11 @@ def main():
     print(f"  ready and not started when the first of them started: {len(ready)}")
     for key in sorted(ready, key=str)[:8]:
         print(f"    {key}")
+    if args.timeline:
+        print("  ms from the peak, tasks starting and ending:")
+        for t, starts_, key, _ in events:
+            if peak_time - 2.0 <= t <= peak_time + 0.5:
+                print(f"    {1000 * (t - peak_time):9.1f} {'start' if starts_ else 'end  '} {key}")
 
 
 if __name__ == "__main__":
