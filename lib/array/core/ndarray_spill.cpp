@@ -23,7 +23,7 @@ void Spillable<array::NDArray>::serialize(const array::NDArray& a, SpillWriter& 
   // The elements in C order, kept alive by their buffer: a message to another
   // process sends them from there (PartsWriter), a file copies them.
   const array::NDArray c = a.is_c_contiguous() ? a : a.copy();
-  w.write_shared(std::shared_ptr<const std::byte>(c.data(), [keep = c.buffer()](const std::byte*) {}), c.nbytes());
+  w.write_shared(std::shared_ptr<const std::byte>(c.buffer().shared(), c.data()), c.nbytes());
 }
 
 array::NDArray Spillable<array::NDArray>::deserialize(SpillReader& r) {

@@ -85,7 +85,7 @@ class Buffer {
   //! How many holders share the bytes (for tests of lifetime).
   long use_count() const { return data_.use_count(); }
   //! The bytes as one more holder of them, for code that keeps a `shared_ptr`
-  //! (a received message, a Python buffer) rather than a Buffer.
+  //! rather than a Buffer (a received message, an array's serialized parts).
   const std::shared_ptr<std::byte>& shared() const { return data_; }
 
  private:
