@@ -1,4 +1,4 @@
-// bench_spin_lock — the scheduler's lock (tbb::spin_mutex, lib/scheduler/run.hpp)
+// bench_spin_lock — the scheduler's lock (tbb::spin_mutex, lib/scheduler/run_ledger.hpp)
 // beside the hand-written test-and-test-and-set lock it replaced and std::mutex,
 // on the scheduler's critical section: a push and a pop on a shared stack.
 //

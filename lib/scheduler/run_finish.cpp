@@ -11,8 +11,8 @@ namespace tessera::detail {
 Result Run::finish() {
   // Every worker's last step ended with an unlock; this orders all they did
   // before what follows (failure_ is read, values are released or handed out).
-  { std::lock_guard lk(lock_); }
-  const bool failed = start_error_ || failure_.kind != Failure::Kind::none;
+  { std::lock_guard lk(ledger_.lock); }
+  const bool failed = hooks_.start_error() || failure_.kind != Failure::Kind::none;
   if (failure_.kind == Failure::Kind::task && options_.rerun_exceptions_locally) rerun_failed_task();
   if (failed) {
     release_all();
@@ -25,30 +25,18 @@ Result Run::finish() {
     }
   }
 
-  std::exception_ptr hook_error;
-  {
-    std::lock_guard lk(hooks_);
-    for (size_t i = 0; i < started_; ++i) {
-      const Callbacks& cb = options_.callbacks[i];
-      if (!cb.finish) continue;
-      try {
-        cb.finish(*this, failed);
-      } catch (...) {
-        if (!hook_error) hook_error = std::current_exception();
-      }
-    }
-  }
+  const std::exception_ptr hook_error = hooks_.finish(*this, failed);
   if (options_.stats) {
     *options_.stats = RunStats{plan_.num_tasks(), num_finished(), peak_count(), peak_bytes(), num_workers(),
                                spilled_bytes(), spill_count(), reload_count(),
-                               static_cast<double>(spill_ns_.load(std::memory_order_relaxed)) * 1e-9,
-                               static_cast<double>(reload_ns_.load(std::memory_order_relaxed)) * 1e-9};
+                               static_cast<double>(budget_.spill_ns.load(std::memory_order_relaxed)) * 1e-9,
+                               static_cast<double>(budget_.reload_ns.load(std::memory_order_relaxed)) * 1e-9};
   }
-  if (start_error_) std::rethrow_exception(start_error_);
+  if (hooks_.start_error()) std::rethrow_exception(hooks_.start_error());
   if (failed || failure_.kind != Failure::Kind::none) throw_failure();
   if (hook_error) std::rethrow_exception(hook_error);
   size_t next = 0;
-  return collect(plan_.keys(), next);
+  return ledger_.collect(plan_.keys(), next);
 }
 
 // The failed task's inputs are still held (it never completed, so nothing
@@ -57,7 +45,7 @@ void Run::rerun_failed_task() {
   const uint32_t task = failure_.task;
   const auto deps = plan_.dependencies(task);
   try {
-    plan_.task(task).run([&](size_t i) -> const Value& { return values_[deps[i]]; });
+    plan_.task(task).run([&](size_t i) -> const Value& { return ledger_.values[deps[i]]; });
   } catch (const ArgumentTypeError&) {
     failure_ = {Failure::Kind::argument_type, task, std::current_exception()};
   } catch (...) {
@@ -67,17 +55,9 @@ void Run::rerun_failed_task() {
 }
 
 void Run::release_all() {
-  for (uint32_t u = 0; u < plan_.size(); ++u) values_[u] = Value();
+  ledger_.release_all();
   held_count_.store(0, std::memory_order_relaxed);
   held_bytes_.store(0, std::memory_order_relaxed);
-}
-
-Result Run::collect(const Keys& keys, size_t& next) const {
-  if (keys.is_key()) return Result(values_[plan_.requested()[next++]]);
-  std::vector<Result> items;
-  items.reserve(keys.items().size());
-  for (const Keys& k : keys.items()) items.push_back(collect(k, next));
-  return Result(std::move(items));
 }
 
 void Run::throw_failure() const {
@@ -97,38 +77,13 @@ void Run::throw_failure() const {
       throw Cancelled(absl::StrCat("run cancelled: ", num_finished(), " of ", plan_.num_tasks(),
                                    " tasks had finished"));
     case Failure::Kind::cycle:
-      throw CycleError(find_cycle());
+      throw CycleError(ledger_.find_cycle());
     case Failure::Kind::callback:
     case Failure::Kind::error:
     case Failure::Kind::none:
       break;
   }
   std::rethrow_exception(failure_.error);
-}
-
-// The run stalled: every unfinished task still waits on an unfinished input, so
-// walking from one to such an input must come back to a task already seen.
-std::vector<Key> Run::find_cycle() const {
-  const uint32_t nt = plan_.num_tasks();
-  auto unfinished = [&](uint32_t u) { return u < nt && waiting_[u].load(std::memory_order_relaxed) > 0; };
-  std::vector<int64_t> seen_at(nt, -1);
-  std::vector<uint32_t> path;
-  uint32_t u = 0;
-  while (!unfinished(u)) ++u;
-  while (seen_at[u] < 0) {
-    seen_at[u] = static_cast<int64_t>(path.size());
-    path.push_back(u);
-    for (uint32_t d : plan_.dependencies(u)) {
-      if (unfinished(d)) {
-        u = d;
-        break;
-      }
-    }
-  }
-  std::vector<Key> cycle;
-  for (size_t i = static_cast<size_t>(seen_at[u]); i < path.size(); ++i) cycle.push_back(plan_.key(path[i]));
-  cycle.push_back(plan_.key(u));
-  return cycle;
 }
 
 }  // namespace tessera::detail

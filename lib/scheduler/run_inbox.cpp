@@ -3,7 +3,7 @@
 // task to complete: between tasks, a worker's pop first looks whether anything
 // arrived (one load), and takes what did as completions (take_deliveries_locked,
 // in run.cpp beside the other completion). An inbox task waits on one input, its
-// delivery: waiting_ holds 1 for it until then, so the switch to the budget and
+// delivery: ledger_.waiting holds 1 for it until then, so the switch to the budget and
 // the cycle search see it as waiting, not running.
 #include <utility>
 
@@ -41,26 +41,28 @@ void Run::attach_inbox() {
     }
   }
   release_sent(inbox.returned());
-  inbox_task_.assign(inbox.keys().size(), kNoTask);
+  deliveries_.task_of.assign(inbox.keys().size(), Deliveries::kNoTask);
   for (uint32_t task : plan_.inbox_tasks()) {
-    inbox_task_[static_cast<size_t>(inbox.index_of(plan_.key(task)))] = task;
-    waiting_[task].store(1, std::memory_order_relaxed);
+    deliveries_.task_of[static_cast<size_t>(inbox.index_of(plan_.key(task)))] = task;
+    ledger_.waiting[task].store(1, std::memory_order_relaxed);
   }
-  inbox_pending_ = static_cast<uint32_t>(plan_.inbox_tasks().size());
+  deliveries_.pending = static_cast<uint32_t>(plan_.inbox_tasks().size());
   inbox.attach(&epoch_);
-  inbox_ = &inbox;
-  inbox_link_.state = &inbox;
+  deliveries_.inbox = &inbox;
+  deliveries_.link.state = &inbox;
 }
 
 // Whether the inbox has deliveries beyond the first `taken`, or failed.
-bool Run::inbox_news(size_t taken) const { return inbox_->arrived() != taken || inbox_->failed(); }
+bool Run::inbox_news(size_t taken) const {
+  return deliveries_.inbox->arrived() != taken || deliveries_.inbox->failed();
+}
 
-// With lock_ held, at every pop: a failed inbox stops the run (false); what
+// With the lock held, at every pop: a failed inbox stops the run (false); what
 // arrived completes its tasks.
 bool Run::poll_inbox_locked(Worker& w) {
-  if (!inbox_news(inbox_taken_)) return true;
-  if (inbox_->failed()) {
-    stop_locked({Failure::Kind::error, 0, inbox_->error()});
+  if (!inbox_news(deliveries_.taken)) return true;
+  if (deliveries_.inbox->failed()) {
+    stop_locked({Failure::Kind::error, 0, deliveries_.inbox->error()});
     return false;
   }
   take_deliveries_locked(w);
@@ -72,41 +74,41 @@ bool Run::poll_inbox_locked(Worker& w) {
 // too), so the last local reader releases them, or, read by none here,
 // drop_unread_locked. Without a memory limit the use goes now (the result
 // leaves once posttask handed it on); with one when the inbox says it was sent
-// (sent_task_, release_sent_locked), so that it stays counted until its wire
+// (deliveries_.sent_task, release_sent_locked), so that it stays counted until its wire
 // form counts instead. Until then the sender holds it too, so it is no spill
-// candidate (awaiting_send_): writing it out would free nothing.
+// candidate (deliveries_.awaiting_send): writing it out would free nothing.
 void Run::release_sent(size_t returned) {
   const std::vector<uint32_t>& requested = plan_.requested();
   if (returned >= requested.size()) return;
   absl::flat_hash_set<uint32_t> callers(requested.begin(), requested.begin() + static_cast<std::ptrdiff_t>(returned));
-  if (limit_ > 0) {
-    sent_task_.assign(requested.size(), kNoTask);
-    awaiting_send_.assign(plan_.num_tasks(), 0);
+  if (budget_.limit > 0) {
+    deliveries_.sent_task.assign(requested.size(), Deliveries::kNoTask);
+    deliveries_.awaiting_send.assign(plan_.num_tasks(), 0);
   }
   for (size_t k = returned; k < requested.size(); ++k) {
     const uint32_t u = requested[k];
     if (u >= plan_.num_tasks() || callers.contains(u)) continue;
-    if (limit_ > 0) {
-      sent_task_[k] = u;
-      awaiting_send_[u] = 1;
+    if (budget_.limit > 0) {
+      deliveries_.sent_task[k] = u;
+      deliveries_.awaiting_send[u] = 1;
     } else {
-      uses_[u].fetch_sub(1, std::memory_order_relaxed);
+      ledger_.uses[u].fetch_sub(1, std::memory_order_relaxed);
     }
   }
 }
 
-// With lock_ held, under a memory limit: the result of requested key `k` was
+// With the lock held, under a memory limit: the result of requested key `k` was
 // sent; its request's use goes, and with the last use the result (Inbox sends
 // come only after posttask, so it was settled). One that local readers still
 // need becomes a spill candidate now.
 void Run::release_sent_locked(size_t k, Worker& w) {
-  if (k >= sent_task_.size()) return;
-  const uint32_t u = sent_task_[k];
-  if (u == kNoTask) return;
-  if (std::exchange(awaiting_send_[u], 0) != 0) --unsent_results_;
-  if (uses_[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  if (k >= deliveries_.sent_task.size()) return;
+  const uint32_t u = deliveries_.sent_task[k];
+  if (u == Deliveries::kNoTask) return;
+  if (std::exchange(deliveries_.awaiting_send[u], 0) != 0) --deliveries_.unsent_results;
+  if (ledger_.uses[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {
     drop_unread_locked(u, w.io);
-  } else if (budget_.load(std::memory_order_relaxed)) {
+  } else if (budget_.on.load(std::memory_order_relaxed)) {
     offer_locked(u);
   }
 }
