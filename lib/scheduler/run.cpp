@@ -38,6 +38,12 @@ Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
 
 bool Run::start() { return hooks_.start(*this); }
 
+// This file reads in the loop's order, as dask's get_async does: work, then a
+// task's run and completion (complete: finish_task outside the lock; under it
+// settle_locked, collect_ready, push_locked, pop_locked), then idling and
+// waking, then failing. The budget's branches are in run_budget.cpp, an
+// inbox's in run_inbox.cpp.
+//
 // The one loop. Without a budget every step is Step::task until the run is over;
 // under the budget a pop may hand io to do first (inputs to bring back, victims
 // to write), which do_io does outside the lock.
@@ -73,99 +79,6 @@ void Run::work(int worker) noexcept {
     step = complete(w, task, std::move(result), task);
     if (lead && step == Step::task) narrowing_.pace(p, w.waits, *this);
   }
-}
-
-// With lk held: the next task, io to do first, or Step::over when the run is
-// over for this worker.
-Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
-  for (;;) {
-    if (stopping_.load(std::memory_order_relaxed) || done_) return Step::over;
-    if (options_.cancel.cancelled()) {
-      stop_locked({Failure::Kind::cancelled, 0, nullptr});
-      return Step::over;
-    }
-    if (deliveries_.inbox != nullptr && !poll_inbox_locked(w)) return Step::over;
-    if (budget_.on.load(std::memory_order_relaxed)) {
-      Step step;
-      if (pop_budget_locked(w, next, step)) return step;
-    } else if (w.id != 0 && narrowing_.may() && narrowing_.narrow()) {
-      wake_locked(false);  // worker 0 may be waiting for what this worker just pushed
-      lk.unlock();
-      narrowing_.park(budget_.on);
-      lk.lock();
-      continue;
-    } else if (!ledger_.stack.empty()) {
-      next = ledger_.stack.back();
-      ledger_.stack.pop_back();
-      ++ledger_.running;
-      // Values a send or a completion released (drop_unread_locked) go outside the lock.
-      return w.io.discard.empty() ? Step::task : Step::io_then_task;
-    }
-    if (!idle_locked(lk)) return Step::over;
-  }
-}
-
-// With lk held and nothing to pop: false when the run is over (finished, or the
-// rest waits on a cycle); else sleeps until something changed. With nothing
-// running and inbox keys pending, or results whose send would make room for
-// the tasks left (admit_locked), only a delivery or a send, a failure or a
-// cancellation can change anything: this worker watches the inbox, waking
-// every 10 ms to notice a cancellation (the token cannot wake anyone).
-bool Run::idle_locked(Lock& lk) {
-  if (ledger_.running == 0 && budget_.io_busy == 0) {
-    if (deliveries_.pending > 0 || (deliveries_.unsent_results > 0 && num_finished() < plan_.num_tasks())) {
-      const size_t seen = deliveries_.taken;
-      lk.unlock();
-      deliveries_.inbox->wait(seen, std::chrono::milliseconds(10));
-      lk.lock();
-      return true;
-    }
-    if (num_finished() == plan_.num_tasks()) {
-      done_ = true;
-      wake_locked(true);
-      if (narrowing_.may()) narrowing_.set(false);
-    } else {
-      stop_locked({Failure::Kind::cycle, 0, nullptr});
-    }
-    return false;
-  }
-  sleep_locked(lk);
-  return true;
-}
-
-// With lk held: releases it until another worker wakes the sleepers
-// (wake_locked) or a delivery bumps the epoch, then takes it again. The epoch
-// is read before the inbox is looked at (InboxState::wake_locked says why).
-void Run::sleep_locked(Lock& lk) {
-  const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
-  const size_t taken = deliveries_.taken;
-  ++sleepers_;
-  lk.unlock();
-  if (deliveries_.inbox == nullptr || !inbox_news(taken)) wait_for_change(epoch);
-  lk.lock();
-  --sleepers_;
-}
-
-// Tiny tasks finish within microseconds, so spin first; sleep in
-// std::atomic::wait only when the wait is long (a worker woken from a kernel
-// wait for every short gap would spend more time waking than working).
-void Run::wait_for_change(uint32_t epoch) const {
-  for (int i = 0; i < 4000; ++i) {
-    if (epoch_.load(std::memory_order_relaxed) != epoch) return;
-    TESSERA_CPU_RELAX();
-  }
-  for (int i = 0; i < 16; ++i) {
-    if (epoch_.load(std::memory_order_relaxed) != epoch) return;
-    std::this_thread::yield();
-  }
-  epoch_.wait(epoch, std::memory_order_relaxed);
-}
-
-// With the lock held: wakes waiting workers (always, or when there is work for them).
-void Run::wake_locked(bool always) {
-  if (sleepers_ == 0 || (!always && ledger_.stack.empty())) return;
-  epoch_.fetch_add(1, std::memory_order_relaxed);
-  epoch_.notify_all();
 }
 
 bool Run::run_task(uint32_t task, Value& result) {
@@ -290,27 +203,6 @@ void Run::settle_locked(Worker& w, const Settle& s) {
   if (budget_.limit > 0 && held_bytes_.load(std::memory_order_relaxed) > budget_.target_bytes) switch_to_budget();
 }
 
-// With the lock held: a result that nothing of this run reads any more and that
-// was not requested (a result for other ranks, Run::release_sent) leaves once
-// posttask handed it on, or under a limit once it was sent. Its value goes
-// into the worker's io.discard, destroyed outside the lock (pop_locked hands
-// the io back before the next task). Under the budget it may be on disk or
-// being written (its use kept it a victim until the send): its file goes, and
-// a write under way drops its file when it ends (finish_spill).
-void Run::drop_unread_locked(uint32_t task, Io& io) {
-  const size_t bytes = ledger_.values[task].nbytes();  // 0 when on disk
-  if (budget_.on.load(std::memory_order_relaxed)) {
-    if (budget_.node_state[task] == Budget::kSpilling) budget_.set_leaving(task, false);
-    if (budget_.file[task] >= 0) io.drop_files.push_back(budget_.file[task]);
-    budget_.file[task] = Budget::kNoFile;
-    budget_.node_state[task] = Budget::kReleased;
-  }
-  io.discard.push_back(std::move(ledger_.values[task]));
-  ledger_.values[task] = Value();
-  held_count_.store(held_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
-}
-
 // With the lock held: one more task finished; its result is held, its released inputs are not.
 void Run::account(size_t bytes, size_t released_count, size_t released_bytes) {
   constexpr auto relaxed = std::memory_order_relaxed;
@@ -343,6 +235,99 @@ inline void Run::push_locked(Worker& w) {
     }
   }
   w.ready.clear();
+}
+
+// With lk held: the next task, io to do first, or Step::over when the run is
+// over for this worker.
+Run::Step Run::pop_locked(Lock& lk, Worker& w, uint32_t& next) {
+  for (;;) {
+    if (stopping_.load(std::memory_order_relaxed) || done_) return Step::over;
+    if (options_.cancel.cancelled()) {
+      stop_locked({Failure::Kind::cancelled, 0, nullptr});
+      return Step::over;
+    }
+    if (deliveries_.inbox != nullptr && !poll_inbox_locked(w)) return Step::over;
+    if (budget_.on.load(std::memory_order_relaxed)) {
+      Step step;
+      if (pop_budget_locked(w, next, step)) return step;
+    } else if (w.id != 0 && narrowing_.may() && narrowing_.narrow()) {
+      wake_locked(false);  // worker 0 may be waiting for what this worker just pushed
+      lk.unlock();
+      narrowing_.park(budget_.on);
+      lk.lock();
+      continue;
+    } else if (!ledger_.stack.empty()) {
+      next = ledger_.stack.back();
+      ledger_.stack.pop_back();
+      ++ledger_.running;
+      // Values a send or a completion released (drop_unread_locked) go outside the lock.
+      return w.io.discard.empty() ? Step::task : Step::io_then_task;
+    }
+    if (!idle_locked(lk)) return Step::over;
+  }
+}
+
+// With lk held and nothing to pop: false when the run is over (finished, or the
+// rest waits on a cycle); else sleeps until something changed. With nothing
+// running and inbox keys pending, or results whose send would make room for
+// the tasks left (admit_locked), only a delivery or a send, a failure or a
+// cancellation can change anything: this worker watches the inbox, waking
+// every 10 ms to notice a cancellation (the token cannot wake anyone).
+bool Run::idle_locked(Lock& lk) {
+  if (ledger_.running == 0 && budget_.io_busy == 0) {
+    if (deliveries_.pending > 0 || (deliveries_.unsent_results > 0 && num_finished() < plan_.num_tasks())) {
+      const size_t seen = deliveries_.taken;
+      lk.unlock();
+      deliveries_.inbox->wait(seen, std::chrono::milliseconds(10));
+      lk.lock();
+      return true;
+    }
+    if (num_finished() == plan_.num_tasks()) {
+      done_ = true;
+      wake_locked(true);
+      if (narrowing_.may()) narrowing_.set(false);
+    } else {
+      stop_locked({Failure::Kind::cycle, 0, nullptr});
+    }
+    return false;
+  }
+  sleep_locked(lk);
+  return true;
+}
+
+// With lk held: releases it until another worker wakes the sleepers
+// (wake_locked) or a delivery bumps the epoch, then takes it again. The epoch
+// is read before the inbox is looked at (InboxState::wake_locked says why).
+void Run::sleep_locked(Lock& lk) {
+  const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
+  const size_t taken = deliveries_.taken;
+  ++sleepers_;
+  lk.unlock();
+  if (deliveries_.inbox == nullptr || !inbox_news(taken)) wait_for_change(epoch);
+  lk.lock();
+  --sleepers_;
+}
+
+// Tiny tasks finish within microseconds, so spin first; sleep in
+// std::atomic::wait only when the wait is long (a worker woken from a kernel
+// wait for every short gap would spend more time waking than working).
+void Run::wait_for_change(uint32_t epoch) const {
+  for (int i = 0; i < 4000; ++i) {
+    if (epoch_.load(std::memory_order_relaxed) != epoch) return;
+    TESSERA_CPU_RELAX();
+  }
+  for (int i = 0; i < 16; ++i) {
+    if (epoch_.load(std::memory_order_relaxed) != epoch) return;
+    std::this_thread::yield();
+  }
+  epoch_.wait(epoch, std::memory_order_relaxed);
+}
+
+// With the lock held: wakes waiting workers (always, or when there is work for them).
+void Run::wake_locked(bool always) {
+  if (sleepers_ == 0 || (!always && ledger_.stack.empty())) return;
+  epoch_.fetch_add(1, std::memory_order_relaxed);
+  epoch_.notify_all();
 }
 
 // With the lock held: each value delivered since the last look completes its

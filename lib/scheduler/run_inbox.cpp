@@ -113,4 +113,25 @@ void Run::release_sent_locked(size_t k, Worker& w) {
   }
 }
 
+// With the lock held: a result that nothing of this run reads any more and that
+// was not requested (a result for other ranks, Run::release_sent) leaves once
+// posttask handed it on, or under a limit once it was sent. Its value goes
+// into the worker's io.discard, destroyed outside the lock (pop_locked hands
+// the io back before the next task). Under the budget it may be on disk or
+// being written (its use kept it a victim until the send): its file goes, and
+// a write under way drops its file when it ends (finish_spill).
+void Run::drop_unread_locked(uint32_t task, Io& io) {
+  const size_t bytes = ledger_.values[task].nbytes();  // 0 when on disk
+  if (budget_.on.load(std::memory_order_relaxed)) {
+    if (budget_.node_state[task] == Budget::kSpilling) budget_.set_leaving(task, false);
+    if (budget_.file[task] >= 0) io.drop_files.push_back(budget_.file[task]);
+    budget_.file[task] = Budget::kNoFile;
+    budget_.node_state[task] = Budget::kReleased;
+  }
+  io.discard.push_back(std::move(ledger_.values[task]));
+  ledger_.values[task] = Value();
+  held_count_.store(held_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  held_bytes_.store(held_bytes_.load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
+}
+
 }  // namespace tessera::detail
