@@ -14,6 +14,7 @@
 
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/graph/not_spillable.hpp"
 #include "storage/pages.hpp"
 
 namespace tessera::detail {
@@ -473,7 +474,11 @@ bool Run::do_io(Worker& w, bool counted) {
     for (auto& [d, v] : io.spill) {
       const auto t0 = std::chrono::steady_clock::now();
       uint64_t written = 0;
-      const int64_t file = store_->put(v, written);
+      int64_t file = -1;  // none: it stays in memory, never offered again (finish_spill)
+      try {
+        file = store_->put(v, written);
+      } catch (const NotSpillable&) {
+      }
       finish_spill(w, d, std::move(v), file, written, t0);
     }
     io.spill.clear();
@@ -509,7 +514,7 @@ void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_
     std::lock_guard lk(lock_);
     set_leaving_locked(d, false);
     if (file < 0) {
-      file_[d] = kCannotSpill;  // the disk budget has no room for it
+      file_[d] = kCannotSpill;  // the disk budget has no room for it, or it has no spilled form
       if (node_state_[d] == kSpilling) node_state_[d] = kResident;
     } else if (node_state_[d] == kReleased) {
       released = true;  // its last reader ran meanwhile
