@@ -23,6 +23,7 @@
 #include "interrupt.hpp"
 #include "rank_figures.hpp"
 #include "ranks.hpp"
+#include "terminal.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
@@ -153,7 +154,7 @@ int inspect(const InspectOptions& o) {
     std::printf("%s\n", to_json(path, f, x).dump(2).c_str());
     return 0;
   }
-  std::printf("%s (%s)\n", f.name.c_str(), path.c_str());
+  std::printf("%s (%s)\n", printable(f.name).c_str(), printable(path).c_str());
   std::printf("  %-22s %12zu\n  %-22s %12zu\n  %-22s %12zu\n  %-22s %12u tasks\n", "tasks", x.tasks, "edges",
               x.edges, "outputs", x.outputs, "critical path", x.critical_path);
   std::printf("  %-22s %12s %12s\n", "", "tessera", "dask");
@@ -290,12 +291,12 @@ int run(const RunOptions& o) {
   const auto [outputs, output_bytes] = outputs_held(*result);
   const RunStats all = comm ? sum_run_stats(ranks) : stats;
   if (comm) {
-    std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", f.name.c_str(), all.tasks, comm->size(),
-                stats.num_workers, seconds * 1e3);
+    std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", printable(f.name).c_str(), all.tasks,
+                comm->size(), stats.num_workers, seconds * 1e3);
     print_rank_figures(ranks, stdout);
   } else {
-    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
-                seconds * 1e3);
+    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", printable(f.name).c_str(), stats.tasks,
+                stats.num_workers, seconds * 1e3);
   }
   std::printf("  outputs               %zu (%zu bytes)\n", outputs, output_bytes);
   if (!comm) {
