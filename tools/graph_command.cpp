@@ -209,6 +209,7 @@ int run(const RunOptions& o) {
     }
     comm = start_mpi();
   }
+  if (report_path) check_report_path(*report_path);
   const bool leader = comm == nullptr || comm->rank() == 0;
   // Without a budget, the graph goes on a heap of huge pages (see allocators.hpp):
   // the parser's buffers and the graph take up to about 16 bytes per byte of the file.
@@ -268,7 +269,7 @@ int run(const RunOptions& o) {
   } catch (const std::exception& e) {
     if (report_path) {
       report.record_error(e);
-      report.write_html(*report_path);
+      write_report(report, *report_path, "tessera graph run");
     }
     if (dynamic_cast<const Cancelled*>(&e) == nullptr || interrupts.signal() == 0) throw;
     std::fprintf(stderr, "tessera graph run: interrupted by %s after %zu of %zu tasks\n", interrupts.signal_name(),
@@ -286,7 +287,7 @@ int run(const RunOptions& o) {
       profiler.write_chrome_trace(*profile);
     }
   }
-  if (report_path) report.write_html(*report_path);
+  const bool reported = report_path && write_report(report, *report_path, "tessera graph run");
   if (!leader) return 0;
   const auto [outputs, output_bytes] = outputs_held(*result);
   const RunStats all = comm ? sum_run_stats(ranks) : stats;
@@ -314,7 +315,7 @@ int run(const RunOptions& o) {
     std::printf("  trace                 %s (open in ui.perfetto.dev%s)\n", profile->c_str(),
                 comm ? "; a process per rank" : "");
   }
-  if (report_path) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
+  if (reported) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
   return 0;
 }
 

@@ -106,7 +106,9 @@ Callbacks python_hooks(const Job& job) {
   return cb;
 }
 
-// A failed run's report too, with its error at the top.
+// A failed run's report too, with its error at the top. A report that cannot be
+// written now (its path was checked before the run) is a RuntimeWarning: the
+// run's result, or its own error, is what the caller gets.
 void write_report(diagnostics::Report& report, const std::string& path, const std::exception_ptr& error) {
   if (error) {
     try {
@@ -117,8 +119,23 @@ void write_report(diagnostics::Report& report, const std::string& path, const st
       report.record_error("", "", "a task raised something that is not an exception");
     }
   }
-  py::gil_scoped_release unlocked;
-  report.write_html(path);
+  std::string failure;
+  {
+    py::gil_scoped_release unlocked;
+    try {
+      report.write_html(path);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (failure.empty()) return;
+  const std::string message = "tessera: the report was not written: " + failure;
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) == 0) return;
+  if (error) {
+    PyErr_Clear();  // a warning made an error never masks the run's own
+    return;
+  }
+  throw py::error_already_set();
 }
 
 py::object run(const py::dict& dsk, const py::object& request, int num_workers, const py::object& results_limit,
@@ -126,6 +143,8 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
                bool rerun_exceptions_locally, const py::object& raise_exception, bool progress,
                const std::string& trace, const std::string& report_path, const std::string& command_line,
                const py::object& hold_fn) {
+  // A report that cannot be written is found now, not after the run.
+  if (!report_path.empty()) diagnostics::Report::check_path(report_path);
   auto policy = std::make_shared<ResultPolicy>();
   if (!results_limit.is_none()) policy->hold_fn = hold_fn;
   KeyMap key_map;

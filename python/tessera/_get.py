@@ -153,7 +153,10 @@ def get(
     progress : tessera's progress bar on stderr
     trace : a path: write a Chrome trace of the run there (open in ui.perfetto.dev)
     report : a path: write tessera's HTML report of the run there (task stream,
-        memory, progress by key group, summary; also when the run fails)
+        memory, progress by key group, summary; also when the run fails). A path
+        that cannot be written (a folder, a missing or read-only folder) is a
+        ``tessera.StorageError`` before the run; one that fails only at the end is
+        a RuntimeWarning, and the result (or the run's own error) stands
 
     Other keyword arguments (``pool``, ``chunksize``, ...) are accepted and ignored.
     """

@@ -285,3 +285,44 @@ def test_bad_arguments_name_the_argument_the_value_and_what_is_accepted(kwargs, 
 
     with pytest.raises(error, match=message):
         tessera.get({"a": (abs, -1)}, "a", **kwargs)
+
+
+@pytest.mark.parametrize("where", ["folder", "missing parent", "read-only folder"])
+def test_a_report_path_that_cannot_be_written_is_refused_before_the_run(tmp_path, where):
+    import tessera
+
+    ran = []
+    if where == "folder":
+        path = tmp_path
+    elif where == "missing parent":
+        path = tmp_path / "no" / "r.html"
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a read-only folder")
+        (tmp_path / "ro").mkdir(mode=0o500)
+        path = tmp_path / "ro" / "r.html"
+    with pytest.raises(tessera.StorageError, match=str(path)):
+        tessera.get({"a": (ran.append, 1)}, "a", report=str(path))
+    assert ran == []
+
+
+def test_a_report_that_fails_at_the_end_keeps_the_result_and_the_runs_own_error(tmp_path):
+    # The folder goes away while the run runs: the write at the end fails.
+    import shutil
+
+    import tessera
+
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    report = str(folder / "r.html")
+    with pytest.warns(RuntimeWarning, match="tessera: the report was not written: "):
+        assert tessera.get({"a": (shutil.rmtree, str(folder)), "b": (lambda _: 42, "a")}, "b", report=report) == 42
+
+    def fail(_):
+        raise KeyError("the run's own")
+
+    folder.mkdir()
+    with pytest.warns(RuntimeWarning, match="the report was not written"):
+        with pytest.raises(KeyError, match="the run's own"):
+            tessera.get({"a": (shutil.rmtree, str(folder)), "b": (fail, "a")}, "b", report=report)
+

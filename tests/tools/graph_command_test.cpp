@@ -265,3 +265,14 @@ TEST_CASE("inspect and run print the names and keys of a file with their control
   }
   std::filesystem::remove(file);
 }
+
+TEST_CASE("run: a --report that cannot be written is refused before the run") {
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  for (const std::string& report : {folder, folder + "/tessera-no-such-folder/r.html"}) {
+    CAPTURE(report);
+    auto r = run_tessera("graph run --report " + report + " " + data("diamond.json"));
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("tessera: " + report + ": --report: ", 0) == 0);
+    CHECK(r.out.empty());  // nothing ran
+  }
+}

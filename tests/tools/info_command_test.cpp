@@ -174,3 +174,15 @@ TEST_CASE("tessera info: zarr dimension names and member names print with their 
   CHECK(g.out.find("  t\\x1b[2J (4, 4) int32 (zarr v3)\n") != std::string::npos);
   for (const std::string& printed : {r.out, r.err, g.out, g.err}) CHECK(printed.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("tessera rechunk: a --report that cannot be written is refused before anything is written") {
+  Dir dir;
+  store(ramp({8, 8}, {4, 4}), dir / "a.zarr");
+  for (const std::string& report : {dir / "", dir / "no/r.html"}) {
+    CAPTURE(report);
+    const Run r = run_tessera("rechunk " + dir / "a.zarr" + " " + dir / "b.zarr" + " --chunks 8,8 --report " + report);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("tessera: " + report + ": --report: ") == 0);
+    CHECK(!fs::exists(dir / "b.zarr"));
+  }
+}
