@@ -208,6 +208,7 @@ int run(const RunOptions& o) {
                        "(--profile writes one trace with a process per rank)");
     }
     comm = start_mpi();
+    agree_on_options(*comm, "--workers " + std::to_string(o.workers) + " --memory-limit " + limit.value_or("none"));
   }
   if (report_path) check_report_path(*report_path);
   const bool leader = comm == nullptr || comm->rank() == 0;

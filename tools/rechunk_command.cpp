@@ -224,6 +224,8 @@ int run(const Options& o) {
   if (o.mpi || launched_by_mpirun()) {
     if (report_path) throw UsageError("--report draws a run on one process; it cannot be used with --mpi");
     comm = start_mpi();
+    agree_on_options(*comm, "--workers " + (o.workers ? std::to_string(*o.workers) : std::string("default")) +
+                                " --max-mem " + o.max_mem);
   }
   const int ranks = comm ? comm->size() : 1;
   const long workers = o.workers.value_or(workers_per_rank(ranks));
