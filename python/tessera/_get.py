@@ -145,7 +145,9 @@ def get(
         as a copy, a larger view counts its buffer. Above the limit results spill
         to ``spill_dir`` (default $TMPDIR) by pickle protocol 5 and come back
         before their reader; ``tessera.MemoryLimitError`` names the task when the
-        limit cannot be kept, and says so when the process holds the limit already
+        limit cannot be kept, and says so when the process holds the limit already.
+        The limit is this call's: calls at the same time each budget their own
+        results against it (docs/scheduler.md, "Per run, not per process")
     callbacks : dask callbacks (tuples or ``dask.callbacks.Callback``); default:
         those registered globally (``Callback.active``)
     cache : dict of values to use instead of computing their keys

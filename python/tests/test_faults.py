@@ -326,3 +326,31 @@ def test_a_report_that_fails_at_the_end_keeps_the_result_and_the_runs_own_error(
         with pytest.raises(KeyError, match="the run's own"):
             tessera.get({"a": (shutil.rmtree, str(folder)), "b": (fail, "a")}, "b", report=report)
 
+
+def test_a_store_declaring_too_many_chunks_to_read_is_refused_at_once(tmp_path):
+    # 65536 x 32768 chunks of one byte (2^31, 2 GiB), none written: the read tasks
+    # fit any budget, but reading is a file lookup per chunk, most of an hour.
+    # Refused before any task; in a child, so that a missing check fails on the
+    # timeout instead of running for an hour.
+    import json
+
+    src = tmp_path / "many.zarr"
+    src.mkdir()
+    (src / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [65536, 32768], "chunks": [1, 1], "dtype": "|u1", "compressor": None,
+        "fill_value": 0, "order": "C", "filters": None}))
+    p = _child(f"""
+        import tessera
+        try:
+            tessera.rechunk({str(src)!r}, {str(tmp_path / "out.zarr")!r}, chunks=(2048, 2048), progress=False)
+        except tessera.ChunkError as e:
+            print(e)
+    """)
+    try:
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert out.startswith(f"{src}: its 2147483648 chunks of (1, 1) are more than the 33554432 (2^25) a rechunk "
+                          "reads in a sane time"), out
+    assert not (tmp_path / "out.zarr").exists()
