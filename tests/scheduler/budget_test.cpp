@@ -515,8 +515,8 @@ TEST_CASE("a result whose serialize throws NotSpillable stays in memory and is n
     }
   }
   RunStats stats;
-  const Result r = get(g, Keys(keys), {.num_workers = 2, .stats = &stats, .memory_limit = 640 << 10,
-                                       .scratch_dir = scratch.dir.string()});
+  const Result r = get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 640 << 10,
+                                            .scratch_dir = scratch.dir.string()});
   for (size_t i = 0; i < keys.size(); ++i) CHECK(r[i].as<size_t>() == kWords * sizeof(uint64_t));
   CHECK(stats.spill_count > 0);
   int tried = 0;
