@@ -1,10 +1,12 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "chunk_spec.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/error.hpp"
+#include "terminal.hpp"
 
 namespace tessera::tool {
 
@@ -62,6 +64,24 @@ CLI::Validator chunks_check() {
         return "";
       },
       "C0,C1,...");
+}
+
+void check_report_path(const std::string& path) {
+  try {
+    diagnostics::Report::check_path(path);
+  } catch (const StorageError& e) {
+    throw InputError(path, std::string("--report: ") + e.what());
+  }
+}
+
+bool write_report(const diagnostics::Report& report, const std::string& path, const char* command) {
+  try {
+    report.write_html(path);
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: warning: the report was not written: %s\n", command, printable(e.what()).c_str());
+    return false;
+  }
 }
 
 }  // namespace tessera::tool

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
+#include "tessera/diagnostics/report.hpp"
 
 namespace tessera::tool {
 
@@ -40,5 +41,14 @@ CLI::Validator size_check();
 
 //! A `--chunks` value (chunk_spec.hpp): per axis a block size, -1, auto or keep.
 CLI::Validator chunks_check();
+
+//! InputError unless a `--report` at `path` could be written now: checked before
+//! the run, so that a run is not done (nor its output published) for nothing.
+void check_report_path(const std::string& path);
+
+//! Writes `report` to `path`. A failure now (the disk filled during the run)
+//! is a warning on stderr from `command`, not an error: the run's own outcome,
+//! a success or its error, is what the command reports. False when it failed.
+bool write_report(const diagnostics::Report& report, const std::string& path, const char* command);
 
 }  // namespace tessera::tool

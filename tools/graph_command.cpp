@@ -23,6 +23,7 @@
 #include "interrupt.hpp"
 #include "rank_figures.hpp"
 #include "ranks.hpp"
+#include "terminal.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/graph/compiled.hpp"
 #include "tessera/graph/error.hpp"
@@ -153,7 +154,7 @@ int inspect(const InspectOptions& o) {
     std::printf("%s\n", to_json(path, f, x).dump(2).c_str());
     return 0;
   }
-  std::printf("%s (%s)\n", f.name.c_str(), path.c_str());
+  std::printf("%s (%s)\n", printable(f.name).c_str(), printable(path).c_str());
   std::printf("  %-22s %12zu\n  %-22s %12zu\n  %-22s %12zu\n  %-22s %12u tasks\n", "tasks", x.tasks, "edges",
               x.edges, "outputs", x.outputs, "critical path", x.critical_path);
   std::printf("  %-22s %12s %12s\n", "", "tessera", "dask");
@@ -207,7 +208,9 @@ int run(const RunOptions& o) {
                        "(--profile writes one trace with a process per rank)");
     }
     comm = start_mpi();
+    agree_on_options(*comm, "--workers " + std::to_string(o.workers) + " --memory-limit " + limit.value_or("none"));
   }
+  if (report_path) check_report_path(*report_path);
   const bool leader = comm == nullptr || comm->rank() == 0;
   // Without a budget, the graph goes on a heap of huge pages (see allocators.hpp):
   // the parser's buffers and the graph take up to about 16 bytes per byte of the file.
@@ -267,7 +270,7 @@ int run(const RunOptions& o) {
   } catch (const std::exception& e) {
     if (report_path) {
       report.record_error(e);
-      report.write_html(*report_path);
+      write_report(report, *report_path, "tessera graph run");
     }
     if (dynamic_cast<const Cancelled*>(&e) == nullptr || interrupts.signal() == 0) throw;
     std::fprintf(stderr, "tessera graph run: interrupted by %s after %zu of %zu tasks\n", interrupts.signal_name(),
@@ -285,17 +288,17 @@ int run(const RunOptions& o) {
       profiler.write_chrome_trace(*profile);
     }
   }
-  if (report_path) report.write_html(*report_path);
+  const bool reported = report_path && write_report(report, *report_path, "tessera graph run");
   if (!leader) return 0;
   const auto [outputs, output_bytes] = outputs_held(*result);
   const RunStats all = comm ? sum_run_stats(ranks) : stats;
   if (comm) {
-    std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", f.name.c_str(), all.tasks, comm->size(),
-                stats.num_workers, seconds * 1e3);
+    std::printf("%s: %zu tasks on %d ranks x %d worker(s) in %.3f ms\n", printable(f.name).c_str(), all.tasks,
+                comm->size(), stats.num_workers, seconds * 1e3);
     print_rank_figures(ranks, stdout);
   } else {
-    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", f.name.c_str(), stats.tasks, stats.num_workers,
-                seconds * 1e3);
+    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", printable(f.name).c_str(), stats.tasks,
+                stats.num_workers, seconds * 1e3);
   }
   std::printf("  outputs               %zu (%zu bytes)\n", outputs, output_bytes);
   if (!comm) {
@@ -313,7 +316,7 @@ int run(const RunOptions& o) {
     std::printf("  trace                 %s (open in ui.perfetto.dev%s)\n", profile->c_str(),
                 comm ? "; a process per rank" : "");
   }
-  if (report_path) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
+  if (reported) std::printf("  report                %s (open in a browser)\n", report_path->c_str());
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "command.hpp"
 #include "human.hpp"
+#include "terminal.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
@@ -63,10 +64,12 @@ void print_array(const std::string& path) {
     std::printf("Shard shape        : %s\n", ta::shape_str(m.chunk_shape).c_str());
     std::printf("Chunk shape        : %s (inside each shard)\n", ta::shape_str(m.inner_chunk_shape).c_str());
   }
-  if (!m.dimension_names.empty()) std::printf("Dimension names    : %s\n", absl::StrJoin(m.dimension_names, ", ").c_str());
+  if (!m.dimension_names.empty()) {
+    std::printf("Dimension names    : %s\n", printable(absl::StrJoin(m.dimension_names, ", ")).c_str());
+  }
   const std::vector<std::string> codecs = z.describe_codecs();
   for (size_t i = 0; i < codecs.size(); ++i) {
-    std::printf("%s: %s\n", i == 0 ? "Codecs             " : "                   ", codecs[i].c_str());
+    std::printf("%s: %s\n", i == 0 ? "Codecs             " : "                   ", printable(codecs[i]).c_str());
   }
   std::printf("No. bytes          : %llu (%s)\n", static_cast<unsigned long long>(nbytes), human(static_cast<double>(nbytes)).c_str());
   std::printf("No. bytes stored   : %llu (%s)\n", static_cast<unsigned long long>(bytes), human(static_cast<double>(bytes)).c_str());
@@ -78,7 +81,7 @@ void print_array(const std::string& path) {
 void print_group(const std::string& path) {
   for (const ta::zarr::Node& n : ta::zarr::walk(path)) {
     const size_t depth = n.path.empty() ? 0 : static_cast<size_t>(std::count(n.path.begin(), n.path.end(), '/')) + 1;
-    const std::string name = n.path.empty() ? path : n.path.substr(n.path.rfind('/') + 1);
+    const std::string name = printable(n.path.empty() ? path : n.path.substr(n.path.rfind('/') + 1));
     const std::string indent(2 * depth, ' ');
     if (n.is_group) {
       std::printf("%s%s/ (zarr v%d group)\n", indent.c_str(), name.c_str(), n.zarr_format);

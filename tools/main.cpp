@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
+#include "terminal.hpp"
 
 namespace {
 
@@ -34,8 +35,9 @@ int usage_error(const CLI::App& app, const std::string& message) {
   const CLI::App& command = chosen(app);
   std::string name = command.get_name();
   for (const CLI::App* at = command.get_parent(); at != nullptr; at = at->get_parent()) name = at->get_name() + " " + name;
-  std::fprintf(stderr, "%s: %s\n%sRun '%s --help' for more.\n", name.c_str(), message.c_str(),
-               CLI::Formatter().make_usage(&command, name).c_str(), name.c_str());
+  std::fprintf(stderr, "%s: %s\n%sRun '%s --help' for more.\n", name.c_str(),
+               tessera::tool::printable(message, true).c_str(), CLI::Formatter().make_usage(&command, name).c_str(),
+               name.c_str());
   return 2;
 }
 
@@ -82,10 +84,10 @@ int main(int argc, char** argv) {
   } catch (const tessera::tool::UsageError& e) {
     return usage_error(app, e.what());
   } catch (const tessera::tool::InputError& e) {
-    std::fprintf(stderr, "tessera: %s\n", e.what());
+    std::fprintf(stderr, "tessera: %s\n", tessera::tool::printable(e.what(), true).c_str());
     return exit_status(2);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessera: %s\n", e.what());
+    std::fprintf(stderr, "tessera: %s\n", tessera::tool::printable(e.what(), true).c_str());
     return exit_status(1);
   }
 }

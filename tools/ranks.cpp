@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "command.hpp"
 #include "ranks.hpp"
@@ -38,6 +39,16 @@ void agree(Communicator& comm, const std::exception_ptr& failure) {
       throw Error(rank + e.what());
     }
   }
+}
+
+void agree_on_options(Communicator& comm, const std::string& options) {
+  const std::vector<std::string> all = allgather_strings(comm, options);
+  std::string given;
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r] != all[0]) given += "; rank " + std::to_string(r) + " was given '" + all[r] + "'";
+  }
+  if (given.empty()) return;
+  throw UsageError("expected every rank to be given the same options, found rank 0 given '" + all[0] + "'" + given);
 }
 
 int workers_per_rank(int ranks) {

@@ -15,6 +15,7 @@
 
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "tessera/comm/communicator.hpp"
 
@@ -34,6 +35,12 @@ std::shared_ptr<Communicator> start_mpi();
 //! tessera::Error; a rank that did not, the error naming each rank that failed
 //! (agree_on_errors). Collective.
 void agree(Communicator& comm, const std::exception_ptr& failure);
+
+//! UsageError on every rank unless every rank was given the same `options` (the
+//! text of the options that must agree, such as "--workers 2 --memory-limit
+//! 1GiB"): a launch that gives one rank other options (mpirun's `A : B` form)
+//! would otherwise run each rank under its own and report rank 0's. Collective.
+void agree_on_options(Communicator& comm, const std::string& options);
 
 //! Workers of each of `ranks` ranks when the user gave none: the hardware's
 //! threads shared among them (the ranks of a job often share a machine), at least 1.

@@ -224,6 +224,8 @@ int run(const Options& o) {
   if (o.mpi || launched_by_mpirun()) {
     if (report_path) throw UsageError("--report draws a run on one process; it cannot be used with --mpi");
     comm = start_mpi();
+    agree_on_options(*comm, "--workers " + (o.workers ? std::to_string(*o.workers) : std::string("default")) +
+                                " --max-mem " + o.max_mem);
   }
   const int ranks = comm ? comm->size() : 1;
   const long workers = o.workers.value_or(workers_per_rank(ranks));
@@ -231,6 +233,7 @@ int run(const Options& o) {
   const bool overwrite = o.overwrite;
   if (o.src.empty()) throw UsageError("missing SRC");
   if (o.dst.empty()) throw UsageError("missing DST");
+  if (report_path) check_report_path(*report_path);
   const std::string& src = o.src;
   const std::string& dst = o.dst;
   if (o.shard && o.zarr_format != 3) throw UsageError("--shard needs --zarr-format 3");
@@ -298,7 +301,7 @@ int run(const Options& o) {
     } catch (const std::exception& e) {
       if (report_path) {
         report.record_error(e);
-        report.write_html(*report_path);
+        write_report(report, *report_path, "tessera rechunk");
       }
       throw;
     }
@@ -314,8 +317,7 @@ int run(const Options& o) {
                ta::shape_str(x.chunks().max_block_shape()).c_str(), dst.c_str(),
                ta::shape_str(done.chunks.max_block_shape()).c_str(),
                done.direct ? "shards written straight into its chunk files" : "rechunked, then stored");
-  if (report_path) {
-    report.write_html(*report_path);
+  if (report_path && write_report(report, *report_path, "tessera rechunk")) {
     std::fprintf(stderr, "tessera rechunk: report %s (open in a browser)\n", report_path->c_str());
   }
   if (interrupts.signal() != 0) {

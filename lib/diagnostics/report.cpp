@@ -213,4 +213,6 @@ std::string Report::html() const { return detail::report_html(*d_); }
 
 void Report::write_html(const std::string& path) const { detail::write_file(path, html()); }
 
+void Report::check_path(const std::string& path) { detail::check_writable(path); }
+
 }  // namespace tessera::diagnostics

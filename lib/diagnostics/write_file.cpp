@@ -6,4 +6,6 @@ namespace tessera::diagnostics::detail {
 
 void write_file(const std::string& path, const std::string& text) { storage::publish_bytes(path, text); }
 
+void check_writable(const std::string& path) { storage::check_writable(path); }
+
 }  // namespace tessera::diagnostics::detail

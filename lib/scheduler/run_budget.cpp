@@ -14,6 +14,7 @@
 
 #include "run.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/graph/not_spillable.hpp"
 #include "storage/pages.hpp"
 
 namespace tessera::detail {
@@ -480,7 +481,11 @@ bool Run::do_io(Worker& w, bool counted) {
     for (auto& [d, v] : io.spill) {
       const auto t0 = std::chrono::steady_clock::now();
       uint64_t written = 0;
-      const int64_t file = budget_.store->put(v, written);
+      int64_t file = -1;  // none: it stays in memory, never offered again (finish_spill)
+      try {
+        file = budget_.store->put(v, written);
+      } catch (const NotSpillable&) {
+      }
       finish_spill(w, d, std::move(v), file, written, t0);
     }
     io.spill.clear();
@@ -516,7 +521,7 @@ void Run::finish_spill(Worker& w, uint32_t d, Value value, int64_t file, uint64_
     std::lock_guard lk(ledger_.lock);
     budget_.set_leaving(d, false);
     if (file < 0) {
-      budget_.file[d] = Budget::kCannotSpill;  // the disk budget has no room for it
+      budget_.file[d] = Budget::kCannotSpill;  // the disk budget has no room for it, or it has no spilled form
       if (budget_.node_state[d] == kSpilling) budget_.node_state[d] = kResident;
     } else if (budget_.node_state[d] == kReleased) {
       released = true;  // its last reader ran meanwhile

@@ -72,7 +72,8 @@ class FileWriter final : public SpillWriter {
 };
 
 // The file mapped whole, read by a BytesReader whose map() hands out pieces of
-// that mapping.
+// that mapping. Copy-on-write (MAP_PRIVATE): a reloaded block is writable as it
+// was before it spilled, and a write to it copies that page, never the file.
 BytesReader map_spilled(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw StorageError(path, "cannot open a spilled result", errno);
@@ -85,7 +86,7 @@ BytesReader map_spilled(const std::string& path) {
   const auto size = static_cast<size_t>(st.st_size);
   std::shared_ptr<const std::byte> map;
   if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     const int err = errno;
     ::close(fd);
     if (p == MAP_FAILED) throw StorageError(path, absl::StrCat("cannot map ", size, " bytes"), err);

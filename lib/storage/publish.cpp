@@ -293,6 +293,15 @@ void publish(const std::string& given, const PublishOptions& options,
 
 void sync_output(const std::string& path) { sync_tree(path, UniqueFd(-1)); }
 
+void check_writable(const std::string& path) {
+  check_target(path, {.kind = Kind::file, .overwrite = true});
+  const std::string tmp = temporary_path(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw StorageError(path, "cannot make a file in its folder", errno);
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
 void publish_bytes(const std::string& path, std::string_view bytes) {
   publish(path, {.kind = Kind::file, .overwrite = true}, [&](const std::string& tmp) {
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

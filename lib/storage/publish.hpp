@@ -80,6 +80,12 @@ void publish(const std::string& path, const PublishOptions& options,
 //! writer beside publish's own (another rank writing part of the temporary).
 void sync_output(const std::string& path);
 
+//! StorageError unless publish_bytes could write `path` now: check_target for a
+//! regular file, then a temporary made and removed in its folder, so that a
+//! missing or read-only folder or file system is found before the work whose
+//! output it is (a run's report), not after.
+void check_writable(const std::string& path);
+
 //! publish of a regular file holding `bytes` (Kind::file, replacing any regular
 //! file at `path`).
 void publish_bytes(const std::string& path, std::string_view bytes);

@@ -198,13 +198,15 @@ size_t buffer_bytes(PyObject* o) {
   return n;
 }
 
-// Wraps a task's result as the run's policy says.
-Value hold_result(PyObject* r, const ResultPolicy& policy) {
+// Wraps the result of the task `key` as the run's policy says.
+Value hold_result(PyObject* r, const ResultPolicy& policy, PyObject* key) {
   if (!policy.hold_fn || policy.hold_fn.is_none()) return Value::make<PyValue>(r, size_t{0}, buffer_bytes(r));
   size_t bytes = 0;
+  bool spillable = false;
   try {
-    const py::tuple held = policy.hold_fn(py::handle(r));
+    const py::tuple held = policy.hold_fn(py::handle(r), py::handle(key));
     bytes = held[1].cast<size_t>();
+    spillable = held[2].cast<bool>();
     py::object kept = held[0];
     Py_DECREF(r);
     r = kept.release().ptr();
@@ -212,7 +214,7 @@ Value hold_result(PyObject* r, const ResultPolicy& policy) {
     Py_DECREF(r);
     throw;
   }
-  if (bytes >= policy.spill_threshold) return Value::make<PySpillable>(r, bytes);
+  if (spillable && bytes >= policy.spill_threshold) return Value::make<PySpillable>(r, bytes, size_t{0}, key);
   return Value::make<PyValue>(r, bytes);
 }
 
@@ -220,13 +222,14 @@ Value hold_result(PyObject* r, const ResultPolicy& policy) {
 struct PyTask {
   std::shared_ptr<const Expr> expr;
   std::shared_ptr<const ResultPolicy> policy;
+  PyObject* key;  // borrowed: Converted::keys holds it
   template <class Deps>
   Value operator()(const Deps& deps) const {
     WorkerGil gil;
     release_deferred();
     PyObject* r = evaluate(*expr, deps, nullptr);
     if (r == nullptr) throw py::error_already_set();
-    return hold_result(r, *policy);
+    return hold_result(r, *policy, key);
   }
 };
 
@@ -556,7 +559,7 @@ Converted convert(const py::dict& dsk, KeyMap& keys, std::shared_ptr<const Resul
         name = function_name(f);
       }
       named = f;  // borrowed: dsk holds it for the whole conversion
-      out.graph.put(key, Task::from_args(fn(name, PyTask{std::move(expr), policy}), c.take_refs()));
+      out.graph.put(key, Task::from_args(fn(name, PyTask{std::move(expr), policy, k.ptr()}), c.take_refs()));
     } else if (is_key_of(o, dsk.ptr())) {
       out.graph.alias(key, keys(v));
     } else {

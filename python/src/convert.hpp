@@ -34,9 +34,9 @@ namespace tessera::python {
 //! How the results of a run are held: their size (when a memory limit is set,
 //! else nothing is measured) and whether large ones may spill.
 struct ResultPolicy {
-  //! None: results count 0 bytes. Else called with each result, it returns the
-  //! object to hold (the result, or a compact copy of a numpy view) and its bytes
-  //! (tessera/_get.py's _held).
+  //! None: results count 0 bytes. Else called with each result and its key, it
+  //! returns the object to hold (the result, or a compact copy of a numpy view),
+  //! its bytes, and whether it may spill (tessera/_get.py's _held).
   pybind11::object hold_fn;
   size_t spill_threshold = 65536;  //!< results at least this large get a Spillable form
 };

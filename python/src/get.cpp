@@ -8,15 +8,19 @@
 //
 // The caller's thread waits with the GIL released and wakes every few tens of
 // milliseconds to let Python run its signal handlers (PyErr_CheckSignals): a
-// KeyboardInterrupt cancels the run through its CancellationToken, waits for the
-// running tasks to finish (the scratch folder is removed on the way out) and is
-// raised in the caller. A task's exception comes back as the original Python
+// KeyboardInterrupt cancels the run through its CancellationToken and is raised
+// in the caller at once; tasks still running after a moment are left to return
+// on their own, their results dropped and the scratch folder removed then
+// (watch.hpp's run_abandonable). A task's exception comes back as the original Python
 // exception with its traceback. The Python side (tessera/__init__.py) adds what
 // is dask's business: callbacks, configuration, high-level graphs.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <oneapi/tbb/global_control.h>
+
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -49,13 +53,6 @@ py::object to_python(const Result& r) {
   return t;
 }
 
-// tessera::get under run_watched (watch.hpp): Ctrl-C in the caller cancels the run.
-Result get_watched(const Graph& g, const Keys& keys, GetOptions& options) {
-  std::optional<Result> result;
-  python::run_watched([&] { result.emplace(tessera::get(g, keys, options)); }, options.cancel);
-  return std::move(*result);
-}
-
 // Rethrows a run's error as Python sees it: a task's own Python exception
 // (through `raise_exception(exc, tb)` when given, as dask's get_async does).
 [[noreturn]] void rethrow_for_python(std::exception_ptr error, const py::object& raise_exception) {
@@ -77,22 +74,41 @@ Result get_watched(const Graph& g, const Keys& keys, GetOptions& options) {
   }
 }
 
-// The dask-side hooks (tessera/__init__.py's _State) called from C++ hooks.
-Callbacks python_hooks(const py::object& hooks, const Converted& c) {
+// Everything a run reads while it runs, on the heap: a run that Ctrl-C leaves
+// running (run_abandonable) goes on after its caller has returned. Dropped with the GIL.
+struct Job {
+  Job(Converted converted, Keys requested) : c(std::move(converted)), keys(std::move(requested)) {}
+  Converted c;
+  Keys keys;
+  GetOptions options;
+  py::object hooks;
+  std::optional<diagnostics::ProgressBar> bar;
+  std::optional<diagnostics::Profiler> profiler;
+  std::optional<diagnostics::Report> report;
+  std::optional<Result> result;
+};
+
+// The dask-side hooks (tessera/__init__.py's _State) called from C++ hooks; not
+// once the caller has had its KeyboardInterrupt (its callbacks have finished).
+Callbacks python_hooks(const Job& job) {
   Callbacks cb;
-  if (hooks.is_none()) return cb;
-  cb.pretask = [&hooks, &c](const RunState& s, uint32_t task, int worker) {
+  if (job.hooks.is_none()) return cb;
+  cb.pretask = [&job](const RunState& s, uint32_t task, int worker) {
     WorkerGil gil;
-    hooks.attr("pretask")(c.python_key(s.key(task)), worker);
+    if (job.options.cancel.cancelled()) return;
+    job.hooks.attr("pretask")(job.c.python_key(s.key(task)), worker);
   };
-  cb.posttask = [&hooks, &c](const RunState& s, uint32_t task, const Value& result, int worker) {
+  cb.posttask = [&job](const RunState& s, uint32_t task, const Value& result, int worker) {
     WorkerGil gil;
-    hooks.attr("posttask")(c.python_key(s.key(task)), py::handle(object_of(result)), worker);
+    if (job.options.cancel.cancelled()) return;
+    job.hooks.attr("posttask")(job.c.python_key(s.key(task)), py::handle(object_of(result)), worker);
   };
   return cb;
 }
 
-// A failed run's report too, with its error at the top.
+// A failed run's report too, with its error at the top. A report that cannot be
+// written now (its path was checked before the run) is a RuntimeWarning: the
+// run's result, or its own error, is what the caller gets.
 void write_report(diagnostics::Report& report, const std::string& path, const std::exception_ptr& error) {
   if (error) {
     try {
@@ -103,8 +119,23 @@ void write_report(diagnostics::Report& report, const std::string& path, const st
       report.record_error("", "", "a task raised something that is not an exception");
     }
   }
-  py::gil_scoped_release unlocked;
-  report.write_html(path);
+  std::string failure;
+  {
+    py::gil_scoped_release unlocked;
+    try {
+      report.write_html(path);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (failure.empty()) return;
+  const std::string message = "tessera: the report was not written: " + failure;
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) == 0) return;
+  if (error) {
+    PyErr_Clear();  // a warning made an error never masks the run's own
+    return;
+  }
+  throw py::error_already_set();
 }
 
 py::object run(const py::dict& dsk, const py::object& request, int num_workers, const py::object& results_limit,
@@ -112,13 +143,16 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
                bool rerun_exceptions_locally, const py::object& raise_exception, bool progress,
                const std::string& trace, const std::string& report_path, const std::string& command_line,
                const py::object& hold_fn) {
+  // A report that cannot be written is found now, not after the run.
+  if (!report_path.empty()) diagnostics::Report::check_path(report_path);
   auto policy = std::make_shared<ResultPolicy>();
   if (!results_limit.is_none()) policy->hold_fn = hold_fn;
   KeyMap key_map;
-  Converted c = convert(dsk, key_map, policy);
-  const Keys keys = convert_request(request, key_map);
+  Converted converted = convert(dsk, key_map, policy);
+  auto job = std::make_shared<Job>(std::move(converted), convert_request(request, key_map));
+  job->hooks = hooks;
 
-  GetOptions options;
+  GetOptions& options = job->options;
   options.num_workers = num_workers;
   // What the process holds with the graph converted is not the results' room.
   options.memory_limit = results_limit.is_none() ? 0 : results_limit().cast<size_t>();
@@ -132,32 +166,35 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
   if (!cache.is_none()) {
     for (auto [k, v] : py::reinterpret_borrow<py::dict>(cache)) {
       Key key = key_map(k);
-      if (!c.graph.contains(key)) continue;
+      if (!job->c.graph.contains(key)) continue;
       Py_INCREF(v.ptr());
       options.cache.emplace(std::move(key), Value::make<PyValue>(v.ptr(), size_t{0}));
     }
   }
-  options.callbacks.push_back(python_hooks(hooks, c));
-  std::optional<diagnostics::ProgressBar> bar;
-  if (progress) options.callbacks.push_back(bar.emplace().callbacks());
-  std::optional<diagnostics::Profiler> profiler;
-  if (!trace.empty()) options.callbacks.push_back(profiler.emplace().callbacks());
-  std::optional<diagnostics::Report> report;
+  options.callbacks.push_back(python_hooks(*job));
+  if (progress) options.callbacks.push_back(job->bar.emplace().callbacks());
+  if (!trace.empty()) options.callbacks.push_back(job->profiler.emplace().callbacks());
   if (!report_path.empty()) {
     options.callbacks.push_back(
-        report.emplace(diagnostics::ReportOptions{.title = "tessera.get", .command_line = command_line}).callbacks());
+        job->report.emplace(diagnostics::ReportOptions{.title = "tessera.get", .command_line = command_line})
+            .callbacks());
   }
 
   std::exception_ptr error;
   py::object out;
+  bool left_running = false;
   try {
-    out = to_python(get_watched(c.graph, keys, options));
+    // Ctrl-C in the caller cancels the run and is raised at once (watch.hpp).
+    run_abandonable(job, [](Job& j) { j.result.emplace(tessera::get(j.c.graph, j.keys, j.options)); },
+                    options.cancel, left_running);
+    out = to_python(*job->result);
   } catch (...) {
+    if (left_running) throw;  // the run's thread owns the job now
     error = std::current_exception();
   }
   release_deferred();  // the inputs the run's last tasks dropped
-  if (profiler) profiler->write_chrome_trace(trace);
-  if (report) write_report(*report, report_path, error);
+  if (job->profiler) job->profiler->write_chrome_trace(trace);
+  if (job->report) write_report(*job->report, report_path, error);
   if (error) rethrow_for_python(error, raise_exception);
   return out;
 }
@@ -220,15 +257,31 @@ py::tuple fuse_chains(const py::dict& dsk, const py::object& request) {
   return py::make_tuple(chains, dependencies);
 }
 
+// The stack of the scheduler's worker threads (oneTBB's, 4 MiB by default on
+// 64-bit): a task body that recurses deeply in C (pickle of a deep list, a C
+// extension) needs what a Python thread has, or it crashes the process. oneTBB
+// reads the value when it starts its threads, so tessera.get sets it before each
+// run; a larger value asked for later reaches threads started later.
+size_t set_worker_stack(size_t bytes) {
+  static std::unique_ptr<tbb::global_control> control;
+  const auto active = [] { return tbb::global_control::active_value(tbb::global_control::thread_stack_size); };
+  if (control == nullptr || bytes > active()) {
+    control = std::make_unique<tbb::global_control>(tbb::global_control::thread_stack_size, bytes);
+  }
+  return active();
+}
+
 }  // namespace
 
 void bind_mapped_buffer(py::module_& m) {
   py::class_<MappedBuffer>(m, "_MappedBuffer", py::buffer_protocol())
       .def_buffer([](MappedBuffer& b) {
-        static const std::byte empty{};
-        return py::buffer_info(const_cast<std::byte*>(b.data ? b.data.get() : &empty), 1,
+        // Writable, as the array was before it spilled: the bytes are the reader's
+        // own (a copy-on-write mapping of the scratch file, spill.hpp).
+        static std::byte empty{};
+        return py::buffer_info(b.data ? const_cast<std::byte*>(b.data.get()) : &empty, 1,
                                py::format_descriptor<uint8_t>::format(), 1, {static_cast<py::ssize_t>(b.size)}, {1},
-                               /*readonly=*/true);
+                               /*readonly=*/false);
       });
 }
 
@@ -240,6 +293,8 @@ void bind_get(py::module_& m) {
         py::arg("raise_exception"), py::arg("progress"), py::arg("trace"), py::arg("report"), py::arg("command_line"),
         py::arg("hold"),
         "Runs a dask graph (a dict) on tessera's scheduler; tessera.get is the public entry.");
+  m.def("_set_worker_stack", &set_worker_stack, py::arg("bytes"),
+        "Gives the worker threads oneTBB starts from now on a stack of at least `bytes`; returns the stack in force.");
   m.def("_order", &order, py::arg("dsk"), "tessera's order priorities of a dask graph (a dict).");
   m.def("_cull_dependencies", &cull_dependencies, py::arg("dsk"), py::arg("keys"),
         "The keys that `keys` need, each with the keys it reads.");

@@ -1,8 +1,8 @@
 // python/src/mapped_buffer.hpp — bytes of a mapped scratch file, seen from Python.
 //
 // A spilled numpy block comes back as a view of the scratch file's pages: the
-// unpickled array's buffer is a MappedBuffer (read-only, buffer protocol) that
-// keeps the mapping alive for as long as the array lives.
+// unpickled array's buffer is a MappedBuffer (writable, buffer protocol: the
+// mapping is copy-on-write) that keeps the mapping alive for as long as the array lives.
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mapped_buffer.hpp"
+#include "tessera/graph/not_spillable.hpp"
 
 namespace py = pybind11;
 
@@ -137,11 +138,29 @@ void decref_anywhere(PyObject* o, size_t bytes) noexcept {
   release_deferred();
 }
 
+namespace {
+// Warns (RuntimeWarning) that the result of `key` stays in memory because pickle
+// raised `e`; returns the message. A warning filter that makes it an error
+// raises that error instead. GIL held.
+std::string warn_not_spillable(PyObject* key, py::error_already_set& e) {
+  const std::string why = py::str("{}: {}").format(e.type().attr("__name__"), e.value());
+  const std::string message = py::str("tessera: the result of {!r} cannot spill ({}); it stays in memory")
+                                  .format(key != nullptr ? py::handle(key) : py::handle(py::none()), why);
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+  return message;
+}
+}  // namespace
+
 void spill_object(const PySpillable& v, SpillWriter& w) {
   py::gil_scoped_acquire gil;
   py::list buffers;
-  py::bytes data = py::module_::import("pickle").attr("dumps")(
-      py::handle(v.get()), py::arg("protocol") = 5, py::arg("buffer_callback") = buffers.attr("append"));
+  py::bytes data;
+  try {
+    data = py::module_::import("pickle").attr("dumps")(py::handle(v.get()), py::arg("protocol") = 5,
+                                                       py::arg("buffer_callback") = buffers.attr("append"));
+  } catch (py::error_already_set& e) {
+    throw NotSpillable(warn_not_spillable(v.key(), e));
+  }
   std::vector<py::buffer_info> views;
   views.reserve(buffers.size());
   for (py::handle b : buffers) {

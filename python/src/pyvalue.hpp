@@ -60,10 +60,12 @@ class PyHeld {
   //! Takes over the reference `owned` (a new reference). `bytes`: what the run
   //! accounts for it (0 without a memory limit); `buffer`: the bytes its buffer
   //! holds when known, so that dropping a large one without a limit is not
-  //! deferred either (decref_anywhere).
-  PyHeld(PyObject* owned, size_t bytes, size_t buffer = 0)
-      : obj_(owned), bytes_(bytes), freed_(std::max(bytes, buffer)) {}
-  PyHeld(PyHeld&& o) noexcept : obj_(std::exchange(o.obj_, nullptr)), bytes_(o.bytes_), freed_(o.freed_) {}
+  //! deferred either (decref_anywhere); `key`: the task's Python key (borrowed:
+  //! the run's Converted holds it), named when the object cannot spill.
+  PyHeld(PyObject* owned, size_t bytes, size_t buffer = 0, PyObject* key = nullptr)
+      : obj_(owned), key_(key), bytes_(bytes), freed_(std::max(bytes, buffer)) {}
+  PyHeld(PyHeld&& o) noexcept
+      : obj_(std::exchange(o.obj_, nullptr)), key_(o.key_), bytes_(o.bytes_), freed_(o.freed_) {}
   PyHeld(const PyHeld&) = delete;
   PyHeld& operator=(const PyHeld&) = delete;
   PyHeld& operator=(PyHeld&&) = delete;
@@ -73,9 +75,12 @@ class PyHeld {
   //! A borrowed reference, valid while this holder lives.
   PyObject* get() const { return obj_; }
   size_t nbytes() const { return bytes_; }
+  //! The key of the task that made it (borrowed), or nullptr.
+  PyObject* key() const { return key_; }
 
  private:
   PyObject* obj_;
+  PyObject* key_;
   size_t bytes_;
   size_t freed_;  // what dropping the last reference frees, as far as known
 };
@@ -92,6 +97,8 @@ inline PyObject* object_of(const Value& v) {
 }
 
 //! Pickles (protocol 5) and unpickles a spilled object; the GIL is taken inside.
+//! An object pickle refuses (a lock, a lambda, a list too deep) is NotSpillable,
+//! with a RuntimeWarning naming its key and pickle's reason.
 void spill_object(const PySpillable& v, SpillWriter& w);
 PySpillable reload_object(SpillReader& r);
 

@@ -11,6 +11,7 @@ configuration, and dask's callbacks (``dask.callbacks.Callback`` and the
 from __future__ import annotations
 
 import sys
+import warnings
 
 from . import _tessera
 
@@ -133,7 +134,8 @@ def get(
     dsk : dict, HighLevelGraph or a dask collection
     keys : a key, or (nested) lists of keys; the result has their shape (tuples)
     num_workers : threads, the caller's included (default: dask's ``num_workers``
-        setting, else every core)
+        setting, else every core); each thread has a stack of 8 MiB at least, or
+        ``threading.stack_size()`` or ``$TESSERA_WORKER_STACK`` when larger
     memory_limit : bytes (int or "2GiB") the process may hold during the run, as
         dask.distributed's worker ``memory_limit``: what it holds at the start (the
         interpreter, its modules, the caller's data) counts against it, and the
@@ -143,7 +145,9 @@ def get(
         as a copy, a larger view counts its buffer. Above the limit results spill
         to ``spill_dir`` (default $TMPDIR) by pickle protocol 5 and come back
         before their reader; ``tessera.MemoryLimitError`` names the task when the
-        limit cannot be kept, and says so when the process holds the limit already
+        limit cannot be kept, and says so when the process holds the limit already.
+        The limit is this call's: calls at the same time each budget their own
+        results against it (docs/scheduler.md, "Per run, not per process")
     callbacks : dask callbacks (tuples or ``dask.callbacks.Callback``); default:
         those registered globally (``Callback.active``)
     cache : dict of values to use instead of computing their keys
@@ -151,7 +155,10 @@ def get(
     progress : tessera's progress bar on stderr
     trace : a path: write a Chrome trace of the run there (open in ui.perfetto.dev)
     report : a path: write tessera's HTML report of the run there (task stream,
-        memory, progress by key group, summary; also when the run fails)
+        memory, progress by key group, summary; also when the run fails). A path
+        that cannot be written (a folder, a missing or read-only folder) is a
+        ``tessera.StorageError`` before the run; one that fails only at the end is
+        a RuntimeWarning, and the result (or the run's own error) stands
 
     Other keyword arguments (``pool``, ``chunksize``, ...) are accepted and ignored.
     """
@@ -161,13 +168,10 @@ def get(
     dsk = _as_dict(dsk)
     if num_workers is None:
         num_workers = dask.config.get("num_workers", None) or 0
-    if isinstance(memory_limit, str):
-        from dask.utils import parse_bytes
-
-        memory_limit = parse_bytes(memory_limit)
+    num_workers = _check_workers(num_workers)
+    memory_limit = _check_memory_limit(memory_limit)
     results_limit = None
     if memory_limit:
-        memory_limit = int(memory_limit)
         _results_limit(memory_limit)  # a limit the process holds already fails here, before any callback
 
         def results_limit():
@@ -209,10 +213,11 @@ def get(
                 for cb in cbs:
                     if cb[1]:
                         cb[1](dsk, state)
+            _tessera._set_worker_stack(_worker_stack())
             result = _tessera._run(
                 dsk,
                 keys,
-                int(num_workers),
+                num_workers,
                 results_limit,
                 str(spill_dir or ""),
                 cache if isinstance(cache, dict) else (dict(cache) if cache is not None else None),
@@ -231,6 +236,72 @@ def get(
                 if cb[4]:
                     cb[4](dsk, state, not succeeded)
     return result
+
+
+# The stack a worker thread gets at least: glibc's default for a thread, as the
+# Python threads dask's pool runs task bodies on have (tessera's threads are oneTBB's).
+_WORKER_STACK = 8 << 20
+
+
+def _worker_stack():
+    """The stack of tessera.get's worker threads: 8 MiB, or ``threading.stack_size()``
+    when that is set larger, or ``$TESSERA_WORKER_STACK`` (bytes, or "64MiB") when
+    that is larger still. Threads keep the stack they started with: a larger one asked
+    for after a run reaches the threads oneTBB starts from then on."""
+    import os
+    import threading
+
+    wanted = max(_WORKER_STACK, threading.stack_size())
+    env = os.environ.get("TESSERA_WORKER_STACK")
+    if env:
+        from dask.utils import parse_bytes
+
+        try:
+            wanted = max(wanted, int(parse_bytes(env)))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"TESSERA_WORKER_STACK={env!r}: expected a size in bytes such as 67108864 or "
+                             f"'64MiB' ({e})") from None
+    return wanted
+
+
+# The most threads a run takes (a C int; oneTBB caps them at the cores anyway).
+_MAX_WORKERS = 2**31 - 1
+
+
+def _check_workers(num_workers):
+    """``num_workers`` as an int, or a TypeError/ValueError that names it."""
+    import numbers
+
+    if isinstance(num_workers, bool) or not isinstance(num_workers, numbers.Integral):
+        raise TypeError(f"num_workers={num_workers!r}: expected an int, 0 for every core, found "
+                        f"{type(num_workers).__name__}")
+    if not 0 <= num_workers <= _MAX_WORKERS:
+        raise ValueError(f"num_workers={num_workers!r}: expected 0 (every core) or a count of threads from 1 to "
+                         f"2**31-1")
+    return int(num_workers)
+
+
+def _check_memory_limit(memory_limit):
+    """``memory_limit`` in bytes (0: none), or a TypeError/ValueError that names it."""
+    import math
+    import numbers
+
+    accepted = "expected bytes as an int or float >= 0 or a string such as '2GiB' (None or 0: no limit)"
+    if memory_limit is None:
+        return 0
+    if isinstance(memory_limit, str):
+        from dask.utils import parse_bytes
+
+        try:
+            parsed = parse_bytes(memory_limit)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"memory_limit={memory_limit!r}: {accepted} ({e})") from None
+        return _check_memory_limit(parsed)
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, (numbers.Integral, numbers.Real)):
+        raise TypeError(f"memory_limit={memory_limit!r}: {accepted}, found {type(memory_limit).__name__}")
+    if not (math.isfinite(memory_limit) and 0 <= memory_limit < 2**63):
+        raise ValueError(f"memory_limit={memory_limit!r}: {accepted}")
+    return int(memory_limit)
 
 
 def _resident_bytes():
@@ -258,7 +329,8 @@ def _results_limit(memory_limit):
 
 def _held():
     """What a run under a memory limit holds of each result, and its bytes: called by
-    the scheduler with every result, it returns ``(object, nbytes)``.
+    the scheduler with every result and its key, it returns ``(object, nbytes,
+    spillable)``.
 
     The size is ``dask.sizeof.sizeof``, except for a numpy view, which keeps its
     base's whole buffer alive however small it is itself (a ``[::8]`` of a 32 MiB
@@ -266,21 +338,38 @@ def _held():
     is held as a compact copy, as ``dask.array.chunk.getitem`` does for the same
     reason, so the base goes once its own readers are done (the copy costs the view's
     bytes once); a larger view (a transpose, ``x[:, 1:]``) counts its buffer's bytes.
+
+    A result that cannot be sized (``sizeof`` raises, as it does for a list deeper
+    than the recursion limit or one that contains itself, or gives a negative size or
+    one past 2**60) is counted at its own object's size without its contents
+    (``object.__sizeof__``), kept in memory and never spilled, with a RuntimeWarning
+    naming its key and why.
     """
     from dask.sizeof import sizeof
 
-    def held(result):
-        nbytes = sizeof(result)
+    def held(result, key):
+        try:
+            nbytes = sizeof(result)
+            if not isinstance(nbytes, int) or not 0 <= nbytes <= _MAX_SIZEOF:
+                raise ValueError(f"sizeof gave {nbytes!r}, expected an int from 0 to 2**60")
+        except Exception as e:  # noqa: BLE001 - any failure of a user's __sizeof__
+            nbytes = object.__sizeof__(result)
+            warnings.warn(f"tessera: cannot size the result of {key!r} ({type(e).__name__}: {e}); counted at "
+                          f"{nbytes} bytes, it stays in memory and never spills", RuntimeWarning, stacklevel=1)
+            return result, nbytes, False
         np = sys.modules.get("numpy")  # no numpy imported: no numpy results either
         if np is None or not isinstance(result, np.ndarray) or result.base is None:
-            return result, nbytes
+            return result, nbytes, True
         kept = _buffer_bytes(result, np)
         if kept >= _COMPACT_FROM and kept > 2 * result.nbytes:
-            return result.copy(order="K"), result.nbytes
-        return result, max(nbytes, kept)
+            return result.copy(order="K"), result.nbytes, True
+        return result, max(nbytes, kept), True
 
     return held
 
+
+# Sizes past this (an exbibyte) are a __sizeof__'s mistake, not memory.
+_MAX_SIZEOF = 1 << 60
 
 # Views of buffers smaller than this stay views (the smallest result that may spill).
 _COMPACT_FROM = 65536

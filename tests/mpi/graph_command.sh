@@ -122,4 +122,13 @@ grep -q -- "--report draws a run on one process; it cannot be used under mpirun 
   { cat err.txt >&2; fail "--report across ranks: not refused as expected"; }
 [ ! -e r.html ] || fail "--report across ranks wrote a report"
 
+# Options given to one rank only (mpirun's A : B form): refused on every rank, naming what each was given.
+status=0
+timeout 120 "$mpirun" --oversubscribe -n 1 "$tessera" graph run --workers 1 --memory-limit 1GiB "$graphs/tree_sum.json" : \
+  -n 1 "$tessera" graph run --workers 2 "$graphs/tree_sum.json" >out.txt 2>err.txt || status=$?
+[ "$status" -eq 2 ] || { cat err.txt >&2; fail "options given to one rank: expected exit status 2, found $status"; }
+[ "$(grep -c -- "expected every rank to be given the same options, found rank 0 given '--workers 1 --memory-limit 1GiB'; rank 1 was given '--workers 2 --memory-limit none'" err.txt)" -eq 2 ] ||
+  { cat err.txt >&2; fail "options given to one rank: not refused on both ranks"; }
+[ ! -s out.txt ] || fail "options given to one rank: the run ran"
+
 echo "ok: graph run across 2 and 4 ranks ran the one-process tasks and outputs, one trace with a process per rank; errors as one process's, naming the rank"

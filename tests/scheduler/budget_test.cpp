@@ -25,8 +25,26 @@
 #include "storage/pages.hpp"
 #include "tessera/array/core/ndarray.hpp"
 #include "tessera/graph/error.hpp"
+#include "tessera/graph/not_spillable.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "testing.hpp"
+
+// A result whose spilled form is refused when written (as tessera.get's Python
+// objects that pickle refuses): serialize counts the attempts on its `tries`.
+struct Unwritable {
+  std::vector<uint64_t> words;
+  std::shared_ptr<std::atomic<int>> tries = std::make_shared<std::atomic<int>>(0);
+  size_t nbytes() const { return words.size() * sizeof(uint64_t); }
+};
+
+template <>
+struct tessera::Spillable<Unwritable> {
+  static void serialize(const Unwritable& v, SpillWriter&) {
+    v.tries->fetch_add(1);
+    throw NotSpillable("this one cannot be written");
+  }
+  static Unwritable deserialize(SpillReader&) { throw Error("never written, never read"); }
+};
 
 // A named namespace: scripts/test compiles a suite as one file, where another
 // test file's helpers of the same name would clash.
@@ -462,6 +480,52 @@ TEST_CASE("the room per running task is checked: task_footprint >= 1") {
                        "GetOptions: expected task_footprint >= 1 (a running task holds its result at least), found 0.5",
                        Error);
   CHECK(get(g, "a", {.num_workers = 2, .memory_limit = 1 << 20, .task_footprint = 2}).as<int>() == 1);
+}
+
+// Each of 8 Unwritable and 8 NDArray blocks (64 KiB each) is read twice: by a
+// sum, then, once every sum is in, again. Between the passes the 1 MiB they hold
+// is past the 640 KiB limit: the blocks spill; a refused result stays in memory,
+// tried at most once, and the run finishes with every result.
+TEST_CASE("a result whose serialize throws NotSpillable stays in memory and is never offered again") {
+  Scratch scratch("refused");
+  constexpr int kEach = 8;
+  constexpr int64_t kWords = 8192;
+  Graph g;
+  std::vector<Unwritable> made(kEach);
+  std::vector<Key> sums, keys;
+  for (int i = 0; i < kEach; ++i) {
+    made[static_cast<size_t>(i)].words.assign(kWords, static_cast<uint64_t>(i));
+    const Unwritable u = made[static_cast<size_t>(i)];
+    g.task(Key("u", {i}), fn("unwritable", [u] { return u; }));
+    g.task(Key("b", {i}), fn("block", [] { return block_of(kWords); }));
+    for (const char* name : {"u", "b"}) {
+      g.task(Key(std::string("s") + name, {i}), fn("first", [](Value v) { return v.nbytes(); }),
+             ref(Key(name, {i})));
+      sums.emplace_back(std::string("s") + name, std::vector<int64_t>{i});
+    }
+  }
+  std::vector<Arg> all;
+  for (const Key& k : sums) all.emplace_back(ref(k));
+  g.put("gate", Task::from_args(fn("gate", [](std::span<const Value>) { return Value(0); }), std::move(all)));
+  for (int i = 0; i < kEach; ++i) {
+    for (const char* name : {"u", "b"}) {
+      g.task(Key(std::string("r") + name, {i}),
+             fn("second", [](Value v, int) { return v.nbytes(); }), ref(Key(name, {i})), ref("gate"));
+      keys.emplace_back(std::string("r") + name, std::vector<int64_t>{i});
+    }
+  }
+  RunStats stats;
+  const Result r = get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 640 << 10,
+                                            .scratch_dir = scratch.dir.string()});
+  for (size_t i = 0; i < keys.size(); ++i) CHECK(r[i].as<size_t>() == kWords * sizeof(uint64_t));
+  CHECK(stats.spill_count > 0);
+  int tried = 0;
+  for (const Unwritable& u : made) {
+    CHECK(u.tries->load() <= 1);
+    tried += u.tries->load();
+  }
+  CHECK(tried > 0);
+  CHECK(scratch.entries() == 0);
 }
 
 }  // namespace budget_test

@@ -244,3 +244,35 @@ TEST_CASE("run --memory-limit refuses requested results that do not fit in the l
   CHECK(fits.status == 0);
   CHECK(contains(fits.out, "24 tasks on"));
 }
+
+// A crafted file names its graph and a key with terminal escape sequences (a
+// new window title, a cleared screen): printed, they are escapes, not commands.
+TEST_CASE("inspect and run print the names and keys of a file with their control characters escaped") {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("tessera-escapes-" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(file) << R"({"format": "tessera-graph/1", "name": "t\u001b]0;owned\u0007\u001b[2J\u009b", "tasks": [
+    {"key": "k\u001b[2J", "deps": [], "func": "f", "nbytes": 9223372036854775808}], "outputs": ["k\u001b[2J"]})";
+  auto inspect = run_tessera("graph inspect " + file);
+  REQUIRE_MESSAGE(inspect.status == 0, inspect.err);
+  CHECK(contains(inspect.out, "t\\x1b]0;owned\\x07\\x1b[2J\\u009b ("));
+  auto r = run_tessera("graph run " + file);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "k\\x1b[2J"));
+  for (const std::string& printed : {inspect.out, inspect.err, r.out, r.err}) {
+    CHECK(!contains(printed, "\x1b"));
+    CHECK(!contains(printed, "\x07"));
+    CHECK(!contains(printed, "\xc2\x9b"));
+  }
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("run: a --report that cannot be written is refused before the run") {
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  for (const std::string& report : {folder, folder + "/tessera-no-such-folder/r.html"}) {
+    CAPTURE(report);
+    auto r = run_tessera("graph run --report " + report + " " + data("diamond.json"));
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("tessera: " + report + ": --report: ", 0) == 0);
+    CHECK(r.out.empty());  // nothing ran
+  }
+}

@@ -6,6 +6,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
@@ -153,4 +156,33 @@ TEST_CASE("tessera info and rechunk: a big-endian float16 .npy rechunks into zar
   r = run_tessera("info " + dir / "v3.zarr");
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(r.out.find("Data type          : float16\n") != std::string::npos);
+}
+
+TEST_CASE("tessera info: zarr dimension names and member names print with their control characters escaped") {
+  Dir dir;
+  zarr::create_group(dir / "g.zarr", 3);
+  store(ramp({4, 4}, {2, 2}), dir / "g.zarr/t\x1b[2J", {.zarr = {.zarr_format = 3}});
+  const std::string meta = dir / "g.zarr/t\x1b[2J/zarr.json";
+  auto j = nlohmann::json::parse(tessera::tool_test::read_text(meta));
+  j["dimension_names"] = {"x\x1b]0;owned\x07", "y"};
+  std::ofstream(meta) << j.dump();
+  const Run r = run_tessera("info '" + dir / "g.zarr/t\x1b[2J" + "'");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("Dimension names    : x\\x1b]0;owned\\x07, y\n") != std::string::npos);
+  const Run g = run_tessera("info " + dir / "g.zarr");
+  REQUIRE_MESSAGE(g.status == 0, g.err);
+  CHECK(g.out.find("  t\\x1b[2J (4, 4) int32 (zarr v3)\n") != std::string::npos);
+  for (const std::string& printed : {r.out, r.err, g.out, g.err}) CHECK(printed.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("tessera rechunk: a --report that cannot be written is refused before anything is written") {
+  Dir dir;
+  store(ramp({8, 8}, {4, 4}), dir / "a.zarr");
+  for (const std::string& report : {dir / "", dir / "no/r.html"}) {
+    CAPTURE(report);
+    const Run r = run_tessera("rechunk " + dir / "a.zarr" + " " + dir / "b.zarr" + " --chunks 8,8 --report " + report);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("tessera: " + report + ": --report: ") == 0);
+    CHECK(!fs::exists(dir / "b.zarr"));
+  }
 }

@@ -97,6 +97,13 @@ class Report {
   //!   report.write_html("run.html");
   //! @endcode
   void write_html(const std::string& path) const;
+  //! StorageError unless write_html(path) could write there now (its folder
+  //! exists and takes a new file; `path` is no folder): checked before a run,
+  //! whose result a failure found only at the end would cost.
+  //! @code
+  //!   tessera::diagnostics::Report::check_path(path);  // then run, then write_html(path)
+  //! @endcode
+  static void check_path(const std::string& path);
 
   //! What the hooks record; defined inside the library.
   struct Data;

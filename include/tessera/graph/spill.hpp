@@ -9,7 +9,7 @@
 // they stay in memory and count against the limit.
 //
 // A reader can `map` bytes instead of copying them: the scratch file is mapped
-// read-only and the returned pointer keeps the mapping alive, so a block that
+// copy-on-write and the returned pointer keeps the mapping alive, so a block that
 // comes back is the file's pages (tessera::array::NDArray does this; the writer's
 // `align` puts the bytes where a mapping can start). std::string and vectors of
 // trivially copyable or spillable elements are spillable here already.
@@ -87,8 +87,8 @@ class SpillReader {
   virtual void read(void* data, size_t size) = 0;
   //! Skips what SpillWriter::align padded.
   virtual void align(size_t alignment) = 0;
-  //! The next `size` bytes in place (read-only, not copied); the pointer keeps
-  //! the mapping alive.
+  //! The next `size` bytes in place (not copied, the reader's own: a spilled file is mapped copy-on-write, so
+  //! the object made of them may write to them); the pointer keeps the mapping alive.
   virtual std::shared_ptr<const std::byte> map(size_t size) = 0;
   //! How many bytes are left to read.
   virtual size_t remaining() const = 0;

@@ -78,6 +78,12 @@ Shape read_block_shape(const zarr::Store& store, int64_t extra, const RechunkLim
   return block;
 }
 
+// A rechunk reads every chunk a store declares, a missing one as its fill value
+// after a file lookup: a store declaring more than this many cannot be read in a
+// sane time, however small its bytes (2^31 declared one-byte chunks read at about
+// 1.5 us each: most of an hour), so it is refused before any task is made.
+constexpr double kMaxStoredChunks = 0x1p25;
+
 RechunkSource open_zarr(const std::string& path, const RechunkLimits& limits) {
   const zarr::Store store = zarr::open(path);
   const zarr::Metadata& m = store.metadata();
@@ -107,6 +113,13 @@ RechunkSource open_zarr(const std::string& path, const RechunkLimits& limits) {
                       ", make a graph of about " + std::to_string(graph) + " bytes, more than the " +
                       std::to_string(limits.graph_budget) + " bytes " + max_mem + " leaves for it; give a larger " +
                       max_mem);
+  }
+  double declared = 1;
+  for (size_t a = 0; a < store.chunks().ndim(); ++a) declared *= static_cast<double>(store.chunks().numblocks(a));
+  if (declared > kMaxStoredChunks) {
+    throw ChunkError(path + ": its " + count_str(store.chunks()) + " chunks of " + shape_str(m.chunk_shape) +
+                     " are more than the 33554432 (2^25) a rechunk reads in a sane time (each is a file to look up, "
+                     "also when it is missing); rewrite it with larger chunks first");
   }
   std::vector<AxisChunks> axes;
   for (int64_t b : block) axes.emplace_back(b);

@@ -89,7 +89,8 @@ struct RechunkSource {
 //! budget needs fewer tasks; never past the block limit). Throws StorageError
 //! naming `path` when it cannot be read; BudgetError naming the chunk count
 //! when the reading tasks alone pass `limits.graph_budget`, or the shard index
-//! passes the block limit, before any task is made.
+//! passes the block limit, and ChunkError when the store declares more than 2^25
+//! chunks (each a file lookup: too many to read in a sane time), before any task is made.
 RechunkSource open_rechunk_source(const std::string& path, const RechunkLimits& limits);
 
 //! BudgetError unless each worker can hold its blocks of `target` (of `dtype`)
