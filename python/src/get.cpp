@@ -24,6 +24,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "mapped_buffer.hpp"
+#include "python_stderr.hpp"
 #include "pyvalue.hpp"
 #include "watch.hpp"
 #include "tessera/diagnostics/profiler.hpp"
@@ -138,8 +139,9 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
     }
   }
   options.callbacks.push_back(python_hooks(hooks, c));
+  PythonStderr stderr_stream;  // outlives the bar
   std::optional<diagnostics::ProgressBar> bar;
-  if (progress) options.callbacks.push_back(bar.emplace().callbacks());
+  if (progress) options.callbacks.push_back(bar.emplace(progress_on(stderr_stream)).callbacks());
   std::optional<diagnostics::Profiler> profiler;
   if (!trace.empty()) options.callbacks.push_back(profiler.emplace().callbacks());
   std::optional<diagnostics::Report> report;
@@ -233,7 +235,6 @@ void bind_mapped_buffer(py::module_& m) {
 }
 
 void bind_get(py::module_& m) {
-  py::register_exception<MemoryLimitError>(m, "MemoryLimitError", PyExc_MemoryError);
   bind_mapped_buffer(m);
   m.def("_run", &run, py::arg("dsk"), py::arg("keys"), py::arg("num_workers"), py::arg("results_limit"),
         py::arg("spill_dir"), py::arg("cache"), py::arg("hooks"), py::arg("rerun_exceptions_locally"),
