@@ -1,37 +1,33 @@
 """Prints what `import tessera` costs above a bare `import dask`: the time and the
-resident memory, each the median of 7 fresh interpreters (run by scripts/python-package;
-a figure, not a test: timings are not asserted)."""
+resident memory that `import tessera` adds in an interpreter that imported dask,
+each the median of 7 fresh interpreters (run by scripts/python-package; a figure,
+not a test: timings are not asserted)."""
 import statistics
 import subprocess
 import sys
 
 MEASURE = """
-import time
-t = time.perf_counter()
-{imports}
-took = time.perf_counter() - t
-with open("/proc/self/statm") as f:
-    pages = int(f.read().split()[1])
-import os
-print(took, pages * os.sysconf("SC_PAGE_SIZE"))
+import os, time
+def resident():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+t0 = time.perf_counter()
+import dask
+t1, r1 = time.perf_counter(), resident()
+import tessera
+t2, r2 = time.perf_counter(), resident()
+print(t1 - t0, r1, t2 - t1, r2 - r1)
 """
 
 
-def measure(imports: str) -> tuple[float, float]:
-    """The median seconds and resident bytes of `imports` in a fresh interpreter."""
+def main() -> None:
     runs = []
     for _ in range(7):
-        out = subprocess.run([sys.executable, "-c", MEASURE.format(imports=imports)], check=True,
-                             capture_output=True, text=True).stdout.split()
-        runs.append((float(out[0]), float(out[1])))
-    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
-
-
-def main() -> None:
-    dask_s, dask_rss = measure("import dask")
-    both_s, both_rss = measure("import dask\nimport tessera")
+        out = subprocess.run([sys.executable, "-c", MEASURE], check=True, capture_output=True, text=True).stdout
+        runs.append([float(v) for v in out.split()])
+    dask_s, dask_rss, tessera_s, tessera_rss = (statistics.median(r[i] for r in runs) for i in range(4))
     print(f"import dask: {dask_s * 1e3:.0f} ms, {dask_rss / 2**20:.1f} MiB resident; import tessera after it: "
-          f"+{(both_s - dask_s) * 1e3:.0f} ms, +{(both_rss - dask_rss) / 2**20:.1f} MiB (target: <= 50 ms, <= 10 MiB)")
+          f"+{tessera_s * 1e3:.0f} ms, +{tessera_rss / 2**20:.1f} MiB (target: <= 50 ms, <= 10 MiB)")
 
 
 if __name__ == "__main__":
