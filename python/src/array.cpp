@@ -249,7 +249,10 @@ tessera.ChunkError : chunks that do not fit the array
 Example
 -------
 >>> x.rechunk((-1, 100)).chunks)doc")
-      .def("astype", [](const ta::Array& x, const py::object& d) { return ta::astype(x, tessera_dtype(py::dtype::from_args(d))); },
+      .def("astype",
+           [](const ta::Array& x, const py::object& d) {
+             return ta::astype(x, tessera_dtype(py::dtype::from_args(d)));
+           },
            "The array converted to another dtype (lazy), as numpy's astype: x.astype('float32').")
       .def("transpose", [](const ta::Array& x, const py::args& axes) {
              if (axes.empty()) return ta::transpose(x);
@@ -257,7 +260,8 @@ Example
              return ta::transpose(x, axes.cast<std::vector<int>>());
            },
            "The array with its axes reversed, or permuted as the axes given say (numpy's transpose; lazy).")
-      .def_property_readonly("T", [](const ta::Array& x) { return ta::transpose(x); }, "The array with its axes reversed.")
+      .def_property_readonly("T", [](const ta::Array& x) { return ta::transpose(x); },
+                             "The array with its axes reversed.")
       .def("__matmul__", [](const ta::Array& a, const ta::Array& b) { return ta::matmul(a, b); })
       .def("__neg__", [](const ta::Array& a) { return ta::elementwise(ta::BinaryOp::multiply, a, ta::Scalar(int64_t{-1})); });
   struct Op {
@@ -280,7 +284,8 @@ Example
           [](const std::string& path, const py::object& chunks) {
             return chunks.is_none() ? ta::from_npy(path) : ta::from_npy(path, chunk_spec(chunks));
           },
-          py::arg("path"), py::arg("chunks") = py::none(), R"doc(The .npy file at `path` as a lazy Array (read when computed).
+          py::arg("path"), py::arg("chunks") = py::none(),
+          R"doc(The .npy file at `path` as a lazy Array (read when computed).
 
 Parameters
 ----------
@@ -302,7 +307,8 @@ Example
           [](const std::string& path, const py::object& chunks) {
             return chunks.is_none() ? ta::from_zarr(path) : ta::from_zarr(path, chunk_spec(chunks));
           },
-          py::arg("path"), py::arg("chunks") = py::none(), R"doc(The zarr array (v2 or v3) at `path` as a lazy Array, read in C++ when computed.
+          py::arg("path"), py::arg("chunks") = py::none(),
+          R"doc(The zarr array (v2 or v3) at `path` as a lazy Array, read in C++ when computed.
 
 Parameters
 ----------
@@ -321,7 +327,7 @@ Example
 -------
 >>> ta.from_zarr("big.zarr").chunks)doc");
   sub.def("from_numpy", &from_numpy, py::arg("data"), py::arg("chunks") = "auto",
-          R"doc(A numpy array as an Array: copied once into tessera's memory, so later changes to `data` do not reach it.
+          R"doc(A numpy array as an Array, copied once into tessera's memory: later changes to `data` do not reach it.
 
 Parameters
 ----------
@@ -366,17 +372,23 @@ Example
 -------
 >>> ta.store(x, "out.zarr", codec="zstd:3"))doc");
   sub.def("sum", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::sum, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, reduction_doc("sum", "sum", false).c_str());
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("sum", "sum", false).c_str());
   sub.def("mean", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::mean, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, reduction_doc("mean", "mean", false).c_str());
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("mean", "mean", false).c_str());
   sub.def("min", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::min, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, reduction_doc("min", "minimum", false).c_str());
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("min", "minimum", false).c_str());
   sub.def("max", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::max, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, reduction_doc("max", "maximum", false).c_str());
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("max", "maximum", false).c_str());
   sub.def("std", [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::std, x, axis, k, ddof); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, reduction_doc("std", "standard deviation", true).c_str());
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, 
+          reduction_doc("std", "standard deviation", true).c_str());
   sub.def("var", [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::var, x, axis, k, ddof); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, reduction_doc("var", "variance", true).c_str());
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, 
+          reduction_doc("var", "variance", true).c_str());
   sub.def("matmul", &ta::matmul, py::arg("a"), py::arg("b"), R"doc(The matrix product of two 2-D arrays, a @ b (lazy).
 
 Parameters
@@ -395,7 +407,8 @@ Example
 -------
 >>> ta.matmul(x.T, x).compute())doc");
   sub.def("fft2", [](const ta::Array& x, const py::object& axes) { return ta::fft2(x, fft_options(axes)); },
-          py::arg("x"), py::arg("axes") = py::none(), R"doc(The 2-D discrete Fourier transform, as numpy.fft.fft2 (lazy).
+          py::arg("x"), py::arg("axes") = py::none(),
+          R"doc(The 2-D discrete Fourier transform, as numpy.fft.fft2 (lazy).
 
 Parameters
 ----------
@@ -414,7 +427,8 @@ Example
 -------
 >>> ta.fft2(x).compute())doc");
   sub.def("rfft2", [](const ta::Array& x, const py::object& axes) { return ta::rfft2(x, fft_options(axes)); },
-          py::arg("x"), py::arg("axes") = py::none(), R"doc(The 2-D Fourier transform of real input, as numpy.fft.rfft2 (lazy).
+          py::arg("x"), py::arg("axes") = py::none(),
+          R"doc(The 2-D Fourier transform of real input, as numpy.fft.rfft2 (lazy).
 
 Parameters
 ----------

@@ -60,7 +60,8 @@ def test_every_public_class_names_its_public_module() -> None:
     assert len(classes) == 8
     assert [c for c in classes if c.__module__ != "tessera"] == []
     assert repr(tessera.MemoryLimitError("x")) == "MemoryLimitError('x')"
-    assert f"{tessera.MemoryLimitError.__module__}.{tessera.MemoryLimitError.__qualname__}" == "tessera.MemoryLimitError"
+    error = tessera.MemoryLimitError
+    assert f"{error.__module__}.{error.__qualname__}" == "tessera.MemoryLimitError"
     assert ta.Array.__module__ == "tessera.array"
 
 
