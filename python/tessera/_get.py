@@ -169,7 +169,7 @@ def get(
     ------
     KeyError : a key of ``keys`` is not in the graph
     tessera.MemoryLimitError : the run cannot stay under ``memory_limit``
-    tessera.Error : the graph is not one tessera can run (a cycle, ...)
+    RuntimeError : a cycle in the graph ("Cycle detected", as dask says)
     Exception : a task's own exception, with its traceback, as dask raises it
 
     dask's callbacks see the tasks tessera runs: aliases (a key whose task is
