@@ -35,3 +35,8 @@ def __getattr__(name):
 
         return importlib.import_module(".array", __name__)
     raise AttributeError(f"module 'tessera' has no attribute {name!r}")
+
+
+def __dir__():
+    """The module's names, ``array`` among them before its first use."""
+    return sorted(set(globals()) | {"array"})
