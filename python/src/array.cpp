@@ -161,41 +161,107 @@ ta::Array reduce(ta::Array (*f)(const ta::Array&, const ta::ReduceOptions&), con
   return f(x, o);
 }
 
+// The docstring of reduction `name` (numpy's of the same name, over blocks).
+std::string reduction_doc(const std::string& name, const std::string& what, bool ddof) {
+  return "The " + what + " of `x` along `axis`, as numpy." + name + " (lazy).\n\nParameters\n----------\n"
+         "x : Array\naxis : None (every axis), an int or a tuple of ints\n"
+         "keepdims : keep the reduced axes with size 1\n" +
+         (ddof ? "ddof : delta degrees of freedom (the divisor is N - ddof)\n" : "") +
+         "\nReturns\n-------\nArray\n\nRaises\n------\ntessera.Error : an axis the array does not have\n"
+         "\nExample\n-------\n>>> ta." + name + "(x, axis=0).compute()";
+}
+
 }  // namespace
 
 void bind_array(py::module_& m) {
   py::module_ sub = m.def_submodule("_array", "tessera's lazy chunked arrays (tessera.array is the public module)");
-  py::class_<ta::Array> cls(sub, "Array", "A lazy chunked n-D array; operations build a graph, compute() runs it.");
-  cls.def_property_readonly("shape", [](const ta::Array& x) { return py::tuple(py::cast(x.shape())); })
-      .def_property_readonly("ndim", &ta::Array::ndim)
-      .def_property_readonly("size", &ta::Array::size)
-      .def_property_readonly("nbytes", &ta::Array::nbytes)
-      .def_property_readonly("dtype", [](const ta::Array& x) { return numpy_dtype(x.dtype()); })
-      .def_property_readonly("name", &ta::Array::name)
+  py::class_<ta::Array> cls(sub, "Array", R"doc(A lazy chunked n-D array: operations build a graph, compute() runs it.
+
+Made by from_numpy, from_zarr, from_npy or from_dask, never directly. Element-wise
++ - * / broadcast as numpy does (with Arrays, numbers and numpy arrays), @ is matmul.
+
+Example
+-------
+>>> import numpy as np, tessera.array as ta
+>>> x = ta.from_numpy(np.arange(6.0).reshape(2, 3), chunks=(1, 3))
+>>> (x * 2).compute()
+array([[ 0.,  2.,  4.],
+       [ 6.,  8., 10.]]))doc");
+  cls.def_property_readonly("shape", [](const ta::Array& x) { return py::tuple(py::cast(x.shape())); },
+                             "The size of each axis (a tuple of ints).")
+      .def_property_readonly("ndim", &ta::Array::ndim, "The number of axes.")
+      .def_property_readonly("size", &ta::Array::size, "The number of elements.")
+      .def_property_readonly("nbytes", &ta::Array::nbytes, "The bytes of the computed array.")
+      .def_property_readonly("dtype", [](const ta::Array& x) { return numpy_dtype(x.dtype()); },
+                             "The element type (a numpy dtype).")
+      .def_property_readonly("name", &ta::Array::name, "The name of the array's graph layer (its blocks' keys).")
       .def_property_readonly("chunks",
                              [](const ta::Array& x) {
                                py::list axes;
                                for (const auto& a : x.chunks().sizes()) axes.append(py::tuple(py::cast(a)));
                                return py::tuple(axes);
-                             })
+                             },
+                             "The block sizes along each axis, as dask's chunks: a tuple of tuples.")
       .def("__repr__",
            [](const ta::Array& x) {
              return "tessera.array.Array<" + x.name() + ", shape=" + ta::shape_str(x.shape()) +
                     ", dtype=" + x.dtype().name() + ", chunksize=" + ta::shape_str(x.chunks().max_block_shape()) + ">";
            })
-      .def("compute", &compute, py::arg("num_workers") = py::none(),
-           "Runs the graph (GIL released) and returns a numpy array over the result's memory, without a copy.")
+      .def("compute", &compute, py::arg("num_workers") = py::none(), R"doc(Computes the array into numpy.
+
+Runs the graph on tessera's scheduler with the GIL released and returns a numpy
+array over the result's own memory, without a copy.
+
+Parameters
+----------
+num_workers : threads to run on (default: every core)
+
+Returns
+-------
+numpy.ndarray of the array's shape and dtype
+
+Raises
+------
+tessera.Error : a block could not be computed (a file gone, a bad chunk)
+
+Example
+-------
+>>> ta.from_numpy(np.ones((4, 4)), chunks=2).compute().sum()
+16.0)doc")
       .def("__array__", [](const ta::Array& x, const py::object&) { return compute(x, std::nullopt); },
-           py::arg("dtype") = py::none())
+           py::arg("dtype") = py::none(), "numpy's protocol: np.asarray(x) computes x.")
       .def("rechunk", [](const ta::Array& x, const py::object& chunks) { return ta::rechunk(x, chunk_spec(chunks)); },
-           py::arg("chunks"))
-      .def("astype", [](const ta::Array& x, const py::object& d) { return ta::astype(x, tessera_dtype(py::dtype::from_args(d))); })
+           py::arg("chunks"), R"doc(The same array in other blocks (lazy).
+
+Parameters
+----------
+chunks : as dask's: an int, 'auto', '64MiB', or per axis an int, -1 or None
+    (the whole axis), 'auto' or a tuple of sizes
+
+Returns
+-------
+Array
+
+Raises
+------
+tessera.ChunkError : chunks that do not fit the array
+
+Example
+-------
+>>> x.rechunk((-1, 100)).chunks)doc")
+      .def("astype",
+           [](const ta::Array& x, const py::object& d) {
+             return ta::astype(x, tessera_dtype(py::dtype::from_args(d)));
+           },
+           "The array converted to another dtype (lazy), as numpy's astype: x.astype('float32').")
       .def("transpose", [](const ta::Array& x, const py::args& axes) {
              if (axes.empty()) return ta::transpose(x);
              if (axes.size() == 1 && !py::isinstance<py::int_>(axes[0])) return ta::transpose(x, axes[0].cast<std::vector<int>>());
              return ta::transpose(x, axes.cast<std::vector<int>>());
-           })
-      .def_property_readonly("T", [](const ta::Array& x) { return ta::transpose(x); })
+           },
+           "The array with its axes reversed, or permuted as the axes given say (numpy's transpose; lazy).")
+      .def_property_readonly("T", [](const ta::Array& x) { return ta::transpose(x); },
+                             "The array with its axes reversed.")
       .def("__matmul__", [](const ta::Array& a, const ta::Array& b) { return ta::matmul(a, b); })
       .def("__neg__", [](const ta::Array& a) { return ta::elementwise(ta::BinaryOp::multiply, a, ta::Scalar(int64_t{-1})); });
   struct Op {
@@ -218,32 +284,168 @@ void bind_array(py::module_& m) {
           [](const std::string& path, const py::object& chunks) {
             return chunks.is_none() ? ta::from_npy(path) : ta::from_npy(path, chunk_spec(chunks));
           },
-          py::arg("path"), py::arg("chunks") = py::none());
+          py::arg("path"), py::arg("chunks") = py::none(),
+          R"doc(The .npy file at `path` as a lazy Array (read when computed).
+
+Parameters
+----------
+path : a .npy file
+chunks : its blocks (as Array.rechunk takes them; default: the whole file in blocks of about 128 MiB)
+
+Returns
+-------
+Array
+
+Raises
+------
+tessera.StorageError : no such file, or not a .npy file tessera reads
+
+Example
+-------
+>>> ta.from_npy("data.npy", chunks=(1000, -1)))doc");
   sub.def("from_zarr",
           [](const std::string& path, const py::object& chunks) {
             return chunks.is_none() ? ta::from_zarr(path) : ta::from_zarr(path, chunk_spec(chunks));
           },
-          py::arg("path"), py::arg("chunks") = py::none());
-  sub.def("from_numpy", &from_numpy, py::arg("data"), py::arg("chunks") = "auto");
+          py::arg("path"), py::arg("chunks") = py::none(),
+          R"doc(The zarr array (v2 or v3) at `path` as a lazy Array, read in C++ when computed.
+
+Parameters
+----------
+path : the store's folder
+chunks : its blocks (default: the store's chunks)
+
+Returns
+-------
+Array
+
+Raises
+------
+tessera.StorageError : no store there, or one tessera cannot read
+
+Example
+-------
+>>> ta.from_zarr("big.zarr").chunks)doc");
+  sub.def("from_numpy", &from_numpy, py::arg("data"), py::arg("chunks") = "auto",
+          R"doc(A numpy array as an Array, copied once into tessera's memory: later changes to `data` do not reach it.
+
+Parameters
+----------
+data : a numpy array (bool, integer, float or complex)
+chunks : its blocks (as Array.rechunk takes them; default 'auto')
+
+Returns
+-------
+Array
+
+Raises
+------
+tessera.ChunkError : chunks that do not fit the array
+
+Example
+-------
+>>> ta.from_numpy(np.ones((100, 100)), chunks=50).chunks
+((50, 50), (50, 50)))doc");
   sub.def("store", &store, py::arg("x"), py::arg("path"), py::arg("codec") = py::none(),
-          py::arg("zarr_format") = py::none(), py::arg("overwrite") = false, py::arg("num_workers") = py::none());
+          py::arg("zarr_format") = py::none(), py::arg("overwrite") = false, py::arg("num_workers") = py::none(),
+          R"doc(Computes `x` into a zarr store at `path` (GIL released), block by block.
+
+Parameters
+----------
+x : Array
+path : the store's folder; it appears only when complete (atomic rename)
+codec : 'zstd:3', 'blosc:zstd:5', ... (default: none)
+zarr_format : 2 (default) or 3
+overwrite : replace a store tessera wrote there before
+num_workers : threads to run on (default: every core)
+
+Returns
+-------
+None
+
+Raises
+------
+tessera.StorageError : the target exists (without overwrite) or cannot be written
+tessera.ChunkError : a codec tessera does not know ("codec: ...")
+
+Example
+-------
+>>> ta.store(x, "out.zarr", codec="zstd:3"))doc");
   sub.def("sum", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::sum, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("sum", "sum", false).c_str());
   sub.def("mean", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::mean, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("mean", "mean", false).c_str());
   sub.def("min", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::min, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("min", "minimum", false).c_str());
   sub.def("max", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::max, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false);
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
+          reduction_doc("max", "maximum", false).c_str());
   sub.def("std", [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::std, x, axis, k, ddof); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0);
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, 
+          reduction_doc("std", "standard deviation", true).c_str());
   sub.def("var", [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::var, x, axis, k, ddof); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0);
-  sub.def("matmul", &ta::matmul, py::arg("a"), py::arg("b"));
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, 
+          reduction_doc("var", "variance", true).c_str());
+  sub.def("matmul", &ta::matmul, py::arg("a"), py::arg("b"), R"doc(The matrix product of two 2-D arrays, a @ b (lazy).
+
+Parameters
+----------
+a, b : Arrays of shapes (n, k) and (k, m)
+
+Returns
+-------
+Array of shape (n, m)
+
+Raises
+------
+tessera.Error : shapes that do not match
+
+Example
+-------
+>>> ta.matmul(x.T, x).compute())doc");
   sub.def("fft2", [](const ta::Array& x, const py::object& axes) { return ta::fft2(x, fft_options(axes)); },
-          py::arg("x"), py::arg("axes") = py::none());
+          py::arg("x"), py::arg("axes") = py::none(),
+          R"doc(The 2-D discrete Fourier transform, as numpy.fft.fft2 (lazy).
+
+Parameters
+----------
+x : Array
+axes : the two axes to transform (default: the last two)
+
+Returns
+-------
+Array of complex numbers
+
+Raises
+------
+tessera.Error : fewer than two axes
+
+Example
+-------
+>>> ta.fft2(x).compute())doc");
   sub.def("rfft2", [](const ta::Array& x, const py::object& axes) { return ta::rfft2(x, fft_options(axes)); },
-          py::arg("x"), py::arg("axes") = py::none());
+          py::arg("x"), py::arg("axes") = py::none(),
+          R"doc(The 2-D Fourier transform of real input, as numpy.fft.rfft2 (lazy).
+
+Parameters
+----------
+x : Array of real numbers
+axes : the two axes to transform (default: the last two)
+
+Returns
+-------
+Array of complex numbers, the last axis n // 2 + 1 long
+
+Raises
+------
+tessera.Error : fewer than two axes, or complex input
+
+Example
+-------
+>>> ta.rfft2(x).compute())doc");
 }
 
 }  // namespace tessera::python

@@ -8,7 +8,7 @@
 
 namespace tessera::python {
 
-//! tessera.get (a dask scheduler), tessera.order, tessera.cull, MemoryLimitError.
+//! tessera.get (a dask scheduler), tessera.order, tessera.cull, tessera.fuse.
 void bind_get(pybind11::module_& m);
 
 //! tessera.rechunk (rechunk_path by path) and tessera's exception classes (after bind_get).

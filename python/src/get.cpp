@@ -28,6 +28,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "mapped_buffer.hpp"
+#include "python_stderr.hpp"
 #include "pyvalue.hpp"
 #include "watch.hpp"
 #include "tessera/diagnostics/profiler.hpp"
@@ -82,6 +83,7 @@ struct Job {
   Keys keys;
   GetOptions options;
   py::object hooks;
+  PythonStderr stderr_stream;  // outlives the bar
   std::optional<diagnostics::ProgressBar> bar;
   std::optional<diagnostics::Profiler> profiler;
   std::optional<diagnostics::Report> report;
@@ -172,7 +174,7 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
     }
   }
   options.callbacks.push_back(python_hooks(*job));
-  if (progress) options.callbacks.push_back(job->bar.emplace().callbacks());
+  if (progress) options.callbacks.push_back(job->bar.emplace(progress_on(job->stderr_stream)).callbacks());
   if (!trace.empty()) options.callbacks.push_back(job->profiler.emplace().callbacks());
   if (!report_path.empty()) {
     options.callbacks.push_back(
@@ -286,7 +288,6 @@ void bind_mapped_buffer(py::module_& m) {
 }
 
 void bind_get(py::module_& m) {
-  py::register_exception<MemoryLimitError>(m, "MemoryLimitError", PyExc_MemoryError);
   bind_mapped_buffer(m);
   m.def("_run", &run, py::arg("dsk"), py::arg("keys"), py::arg("num_workers"), py::arg("results_limit"),
         py::arg("spill_dir"), py::arg("cache"), py::arg("hooks"), py::arg("rerun_exceptions_locally"),

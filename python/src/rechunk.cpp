@@ -8,9 +8,9 @@
 //
 // tessera::Error and its subclasses reach Python as tessera.Error (a
 // RuntimeError) and subclasses with tessera's message: ChunkError (also a
-// ValueError; a BudgetError is one), StorageError, TypeError (also Python's
-// TypeError), ValueError (also Python's ValueError), Cancelled, TaskError;
-// MemoryLimitError is the class bind_get registered. A CodecSpecError, whose
+// ValueError; a BudgetError is one), StorageError, InvalidTypeError (also Python's
+// TypeError), InvalidValueError (also Python's ValueError), Cancelled, TaskError,
+// MemoryLimitError (also Python's MemoryError). A CodecSpecError, whose
 // spec can only have come from a `codec=` argument, is a ChunkError saying
 // "codec: ...", as `tessera rechunk` says "--codec: ...".
 #include <pybind11/pybind11.h>
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "python_stderr.hpp"
 #include "watch.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/rechunk/rechunk_path.hpp"
@@ -181,8 +182,9 @@ py::dict rechunk(const std::string& source, const std::string& target, const py:
   } else {
     spec.emplace(spec_of(chunks));
   }
+  PythonStderr stderr_stream;  // outlives the bar
   std::optional<diagnostics::ProgressBar> bar;
-  if (progress) options.compute.callbacks.push_back(bar.emplace().callbacks());
+  if (progress) options.compute.callbacks.push_back(bar.emplace(progress_on(stderr_stream)).callbacks());
   ta::RechunkStoreResult done;
   run_watched([&] { done = ta::rechunk_path(source, target, *spec, options); }, options.compute.cancel);
   py::dict out;
@@ -202,28 +204,58 @@ void bind_rechunk(py::module_& m) {
                             "Chunks (or a size, a method, a codec) that do not fit the array.");
   classes.storage = new_class(m, "StorageError", py::make_tuple(error),
                               "A file or store that could not be read or written, or may not be replaced.");
-  classes.type = new_class(m, "TypeError", py::make_tuple(error, py::handle(PyExc_TypeError)),
-                           "A value of another type than the one expected.");
-  classes.value = new_class(m, "ValueError", py::make_tuple(error, py::handle(PyExc_ValueError)),
-                            "An argument tessera does not accept (a storage format, a count, a list of the wrong size).");
+  classes.type = new_class(m, "InvalidTypeError", py::make_tuple(error, py::handle(PyExc_TypeError)),
+                           "A value of another type than the one expected (also a TypeError).");
+  classes.value = new_class(m, "InvalidValueError", py::make_tuple(error, py::handle(PyExc_ValueError)),
+                            "An argument tessera does not accept (a storage format, a count, a list of the wrong "
+                            "size; also a ValueError).");
   classes.cancelled = new_class(m, "Cancelled", py::make_tuple(error), "A run stopped through its cancellation.");
   classes.task = new_class(m, "TaskError", py::make_tuple(error), "A task of a run failed.");
-  classes.memory = m.attr("MemoryLimitError").ptr();
+  classes.memory = new_class(m, "MemoryLimitError", py::make_tuple(error, py::handle(PyExc_MemoryError)),
+                             "A run that cannot stay under its memory limit (also a MemoryError).");
   py::register_exception_translator(&translate);
   m.def("rechunk", &rechunk, py::arg("source"), py::arg("target"), py::arg("chunks"), py::arg("max_mem") = "1GiB",
         py::arg("method") = "auto", py::arg("codec") = py::none(), py::arg("zarr_format") = py::none(),
         py::arg("shard") = py::none(), py::arg("overwrite") = false, py::arg("progress") = true,
         py::arg("num_workers") = py::none(), py::arg("scratch") = py::none(),
-        R"doc(Rechunks the .npy file or zarr store `source` into a new zarr store `target` (a .npy file when it
-ends in .npy), as `tessera rechunk` does: `chunks` has one entry per axis (a block size, -1 for the
-whole axis, 'auto', or None / 'keep'), or is a dict axis -> entry; `max_mem` (bytes or '1GiB') is the
-memory to stay under; `method` is 'auto', 'tasks' or 'shuffle'; `codec` ('blosc:zstd:5', 'zstd:3',
-...) and `zarr_format` (2 or 3) describe the target; with `shard` (zarr v3), the store's chunks are
-shards of that shape cut into inner chunks of `chunks`. The target appears only when complete
-(atomic rename); an existing one is refused unless `overwrite`, and a folder that is not a store of
-the kind written, or holds the source, is never replaced. Runs without the GIL; Ctrl-C stops it and
-removes its temporaries. Returns {'chunks': the target's chunks, 'direct': shards written straight
-into the chunk files}.)doc");
+        R"doc(Rechunks the .npy file or zarr store `source` into a new zarr store `target`, as `tessera rechunk`.
+
+Reads and writes in C++ with the GIL released; Ctrl-C stops it and removes its
+temporaries. The target appears only when complete (atomic rename); an existing
+one is refused unless `overwrite`, and a folder that is not a store of the kind
+written, or holds the source, is never replaced.
+
+Parameters
+----------
+source : a zarr store (v2 or v3) or a .npy file
+target : the zarr store to write (a .npy file when it ends in .npy)
+chunks : one entry per axis (a block size, -1 for the whole axis, 'auto', or
+    None / 'keep'), or a dict axis -> entry
+max_mem : the memory to stay under: bytes, or a string such as '1GiB'
+method : 'auto', 'tasks' or 'shuffle'
+codec : the target's codec: 'blosc:zstd:5', 'zstd:3', ... (default: none)
+zarr_format : 2 or 3 (default: 2, or 3 with `shard`)
+shard : (zarr v3) the store's chunks are shards of this shape, cut into inner
+    chunks of `chunks`
+overwrite : replace a target store
+progress : draw a progress bar on sys.stderr
+num_workers : threads (default: every core)
+scratch : the folder for intermediate files (default: beside the target)
+
+Returns
+-------
+dict : {'chunks': the target's chunks, 'direct': shards written straight into
+    the chunk files}
+
+Raises
+------
+tessera.ChunkError : chunks, a size, a method or a codec that do not fit
+tessera.StorageError : a source that cannot be read, a target that may not be written
+
+Example
+-------
+>>> tessera.rechunk("rows.zarr", "columns.zarr", (-1, 100), max_mem="1GiB")
+{'chunks': ((2000,), (100, ...)), 'direct': False})doc");
 }
 
 }  // namespace tessera::python

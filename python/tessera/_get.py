@@ -11,6 +11,7 @@ configuration, and dask's callbacks (``dask.callbacks.Callback`` and the
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
 
 from . import _tessera
@@ -96,8 +97,10 @@ class _State:
                 st["released"].add(dep)
         st["finished"].add(key)
         st["running"].discard(key)
+        # As dask's threaded get: the worker's id is its thread's (what Profiler shows).
+        worker_id = threading.get_ident()
         for f in self.posttask_cbs:
-            f(key, result, self.dsk, st, worker)
+            f(key, result, self.dsk, st, worker_id)
 
 
 def _normalize_callbacks(callbacks):
@@ -147,12 +150,15 @@ def get(
         before their reader; ``tessera.MemoryLimitError`` names the task when the
         limit cannot be kept, and says so when the process holds the limit already.
         The limit is this call's: calls at the same time each budget their own
-        results against it (docs/scheduler.md, "Per run, not per process")
+        results against it (docs/scheduler.md, "Per run, not per process").
+        Default: dask's ``tessera.memory-limit`` setting, else none
     callbacks : dask callbacks (tuples or ``dask.callbacks.Callback``); default:
         those registered globally (``Callback.active``)
     cache : dict of values to use instead of computing their keys
     rerun_exceptions_locally, raise_exception : as dask's ``get_async``
-    progress : tessera's progress bar on stderr
+    spill_dir : the folder spilled results go to (default: dask's
+        ``tessera.spill-dir`` setting, else $TMPDIR)
+    progress : tessera's progress bar, written to ``sys.stderr``
     trace : a path: write a Chrome trace of the run there (open in ui.perfetto.dev)
     report : a path: write tessera's HTML report of the run there (task stream,
         memory, progress by key group, summary; also when the run fails). A path
@@ -161,6 +167,27 @@ def get(
         a RuntimeWarning, and the result (or the run's own error) stands
 
     Other keyword arguments (``pool``, ``chunksize``, ...) are accepted and ignored.
+
+    Returns
+    -------
+    The values of ``keys``, in their shape: a value for a key, a tuple for a list.
+
+    Raises
+    ------
+    KeyError : a key of ``keys`` is not in the graph
+    tessera.MemoryLimitError : the run cannot stay under ``memory_limit``
+    RuntimeError : a cycle in the graph ("Cycle detected", as dask says)
+    Exception : a task's own exception, with its traceback, as dask raises it
+
+    dask's callbacks see the tasks tessera runs: aliases (a key whose task is
+    another key) are resolved without running, so ``Profiler`` shows fewer tasks
+    than under ``dask.threaded.get``; its worker ids are the worker threads' ids.
+
+    Example
+    -------
+    >>> import dask.array as da, tessera
+    >>> float(da.ones((100, 100), chunks=10).sum().compute(scheduler=tessera.get))
+    10000.0
     """
     import dask
     from dask.callbacks import local_callbacks
@@ -168,6 +195,10 @@ def get(
     dsk = _as_dict(dsk)
     if num_workers is None:
         num_workers = dask.config.get("num_workers", None) or 0
+    if memory_limit is None:
+        memory_limit = dask.config.get("tessera.memory-limit", None)
+    if spill_dir is None:
+        spill_dir = dask.config.get("tessera.spill-dir", None)
     num_workers = _check_workers(num_workers)
     memory_limit = _check_memory_limit(memory_limit)
     results_limit = None

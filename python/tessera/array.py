@@ -58,7 +58,7 @@ def from_dask(d):
     then run in C++ over those blocks. To read a zarr store or .npy file, prefer
     ``from_zarr`` / ``from_npy``, which read in C++ without Python.
 
-    Refused, with a ``tessera.ValueError`` or ``TypeError`` saying what could not
+    Refused, with a ``tessera.InvalidValueError`` or ``TypeError`` saying what could not
     be converted: chunks of unknown size (NaN; call ``d.compute_chunk_sizes()``
     first), a dtype tessera has no type for (object, strings, structured), and,
     when the blocks are computed, a block that is not a numpy array of its
@@ -66,7 +66,7 @@ def from_dask(d):
     """
     import dask.array as da
 
-    from ._tessera import ValueError as _ValueError
+    from ._tessera import InvalidValueError as _ValueError
 
     if not isinstance(d, da.Array):
         raise TypeError(f"from_dask: expected a dask.array.Array, found {type(d).__name__}")
