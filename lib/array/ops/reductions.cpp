@@ -137,6 +137,22 @@ A flat_sum(const T* x, int64_t n) {
              tail);
 }
 
+// The sum of |x[i] - m|^2 over n contiguous values. Real numbers: one Eigen
+// expression, vectorized with partial sums side by side (a loop that adds into
+// one sum waits for each add: std ran at a quarter of sum's bandwidth,
+// bench/kernels); complex numbers: that loop.
+template <class T, class A>
+double squared_deviations(const T* x, int64_t n, A m) {
+  if constexpr (!is_complex_v<T>) {
+    const auto d = TensorMap<const T, 1>(x, n).template cast<double>() - m;
+    return Eigen::Tensor<double, 0, Eigen::RowMajor>(d.square().sum())();
+  } else {
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += std::norm(static_cast<A>(x[j]) - m);
+    return s;
+  }
+}
+
 // Calls row(first element, length, partial offset) for every row along the last
 // axis of a block whose last axis is contiguous (rows may lie anywhere: a block
 // of a C-ordered file is read in place); the partial offset is where the row's
@@ -195,6 +211,28 @@ NDArray sum_block(const NDArray& x, const std::vector<bool>& reduced) {
   return out;
 }
 
+// var's partial of a block whose last axis is reduced: each row's mean and
+// squared deviations while the row is in cache, merged into its position's by
+// Chan's update. One pass over memory, where the mean of the whole block first
+// and the deviations after read the block twice (bench/kernels' std row).
+template <class T>
+void var_rows(const NDArray& c, const std::vector<bool>& reduced, Partial& p) {
+  using A = MeanAcc<T>;
+  p.a = NDArray::zeros(dtype_of<A>, partial_shape(c.shape(), reduced));
+  p.b = NDArray::zeros(DType::float64(), p.a.shape());
+  A* m = p.a.template data<A>();
+  double* q = p.b.template data<double>();
+  std::vector<int64_t> seen(static_cast<size_t>(p.a.size()), 0);
+  for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
+    const A row_mean = flat_sum<A>(row, len) / static_cast<double>(len);
+    const double before = static_cast<double>(seen[at]), n = before + static_cast<double>(len);
+    const A delta = row_mean - m[at];
+    m[at] += delta * (static_cast<double>(len) / n);
+    q[at] += squared_deviations(row, len, row_mean) + std::norm(delta) * (before * static_cast<double>(len) / n);
+    seen[at] += len;
+  });
+}
+
 template <class T>
 Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray& block) {
   const NDArray c = rows_contiguous(block);
@@ -221,7 +259,9 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
         for (int64_t j = 0; j < len; ++j) o[at + j] = pick(kind, o[at + j], row[j]);
       }
     });
-  } else {  // mean, var: the mean first
+  } else if (kind == Kind::var && (last || shape.empty())) {
+    var_rows<T>(c, reduced, p);
+  } else {  // mean, and var along leading axes only: the mean first
     using A = MeanAcc<T>;
     p.a = sum_block<A, T>(c, reduced);
     A* m = p.a.template data<A>();
@@ -233,10 +273,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
       p.b = NDArray::zeros(DType::float64(), p.a.shape());
       double* q = p.b.template data<double>();
       for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
-        for (int64_t j = 0; j < len; ++j) {
-          int64_t o = last || shape.empty() ? at : at + j;
-          q[o] += std::norm(static_cast<A>(row[j]) - m[o]);
-        }
+        for (int64_t j = 0; j < len; ++j) q[at + j] += std::norm(static_cast<A>(row[j]) - m[at + j]);
       });
     }
   }
