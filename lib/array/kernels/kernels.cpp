@@ -38,11 +38,56 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool ac
   }
 }
 
+// The reductions' row kernels (reductions.cpp), in double. float64 rows: Eigen's
+// vectorized sums. float32 rows: Eigen's Core does not vectorize a cast (its
+// Tensor module does, but brings std:: inline functions that the sets would
+// share), so kLanes partial sums side by side, which the compiler keeps in
+// vector registers of the set's width, converting in them.
+constexpr int kLanes = 16;
+
+template <class Term>
+double sum_lanes(const float* x, int64_t n, Term term) {
+  double acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int k = 0; k < kLanes; ++k) acc[k] += term(static_cast<double>(x[i + k]));
+  }
+  double tail = 0;
+  for (; i < n; ++i) tail += term(static_cast<double>(x[i]));
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int k = 0; k < width; ++k) acc[k] += acc[k + width];
+  }
+  return acc[0] + tail;
+}
+
+auto column(const double* x, int64_t n) { return Eigen::Map<const Eigen::ArrayXd>(x, n); }
+
+double sum_f32(const float* x, int64_t n) {
+  return sum_lanes(x, n, [](double v) { return v; });
+}
+
+double sum_f64(const double* x, int64_t n) { return n == 0 ? 0.0 : column(x, n).sum(); }
+
+double squared_deviations_f32(const float* x, int64_t n, double m) {
+  return sum_lanes(x, n, [m](double v) { return (v - m) * (v - m); });
+}
+
+double squared_deviations_f64(const double* x, int64_t n, double m) {
+  return n == 0 ? 0.0 : (column(x, n) - m).square().sum();
+}
+
 }  // namespace
 
 const Table& table() {
-  static constexpr Table t{TESSERA_ISA_NAME, gemm<float>, gemm<double>, gemm<std::complex<float>>,
-                           gemm<std::complex<double>>};
+  static constexpr Table t{TESSERA_ISA_NAME,
+                           gemm<float>,
+                           gemm<double>,
+                           gemm<std::complex<float>>,
+                           gemm<std::complex<double>>,
+                           sum_f32,
+                           sum_f64,
+                           squared_deviations_f32,
+                           squared_deviations_f64};
   return t;
 }
 

@@ -26,6 +26,14 @@ namespace tessera::array::kernels {
 template <class T>
 using Gemm = void (*)(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c, bool accumulate);
 
+//! The sum of n contiguous values, in double.
+template <class T>
+using Sum = double (*)(const T* x, int64_t n);
+
+//! The sum of (x[i] - m)^2 over n contiguous values, in double.
+template <class T>
+using SquaredDeviations = double (*)(const T* x, int64_t n, double m);
+
 //! One instruction set's kernels.
 struct Table {
   std::string_view isa;  //!< "sse2", "avx2", "avx512", "native" or (not x86-64) "generic"
@@ -33,6 +41,10 @@ struct Table {
   Gemm<double> gemm_f64;
   Gemm<std::complex<float>> gemm_c64;
   Gemm<std::complex<double>> gemm_c128;
+  Sum<float> sum_f32;
+  Sum<double> sum_f64;
+  SquaredDeviations<float> squared_deviations_f32;
+  SquaredDeviations<double> squared_deviations_f64;
 };
 
 //! The kernels this process runs (chosen once, at the first call); Error when

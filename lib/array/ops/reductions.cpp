@@ -11,6 +11,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/kernels/table.hpp"
 #include "array/ops/element.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "tessera/array/core/tensor.hpp"
@@ -116,14 +117,19 @@ T row_extreme(Kind kind, const T* row, int64_t n) {
   }
 }
 
-// The sum of n contiguous values in accumulator A. Real and complex numbers:
-// Eigen's sum of the row cast to A (bench/algebra's sum_all and sum_axis1 rows
-// put it within 1.2x of the hand-written lanes it replaced, faster on float64).
+// The sum of n contiguous values in accumulator A. float32 and float64 (in
+// double): the kernel set chosen for the CPU (array/kernels). Other real and
+// complex numbers: Eigen's sum of the row cast to A (bench/algebra's sum_all and
+// sum_axis1 rows put it within 1.2x of the hand-written lanes it replaced).
 // Integers and bools: eight independent lanes that wrap as numpy's sums do,
 // which the compiler vectorizes (Eigen's sum of signed integers would overflow).
 template <class A, class T>
 A flat_sum(const T* x, int64_t n) {
-  if constexpr (!std::is_integral_v<T>) {
+  if constexpr (std::is_same_v<A, double> && std::is_same_v<T, float>) {
+    return kernels::active().sum_f32(x, n);  // the kernel set chosen for the CPU (array/kernels)
+  } else if constexpr (std::is_same_v<A, double> && std::is_same_v<T, double>) {
+    return kernels::active().sum_f64(x, n);
+  } else if constexpr (!std::is_integral_v<T>) {
     return Eigen::Tensor<A, 0, Eigen::RowMajor>(TensorMap<const T, 1>(x, n).template cast<A>().sum())();
   }
   A lane[8] = {};
@@ -137,13 +143,17 @@ A flat_sum(const T* x, int64_t n) {
              tail);
 }
 
-// The sum of |x[i] - m|^2 over n contiguous values. Real numbers: one Eigen
-// expression, vectorized with partial sums side by side (a loop that adds into
-// one sum waits for each add: std ran at a quarter of sum's bandwidth,
-// bench/kernels); complex numbers: that loop.
+// The sum of |x[i] - m|^2 over n contiguous values: float32 and float64 by the
+// kernel set chosen for the CPU (array/kernels), other real types by one Eigen
+// expression (vectorized, partial sums side by side: a loop adding into one sum
+// waits for each add), complex numbers by that loop.
 template <class T, class A>
 double squared_deviations(const T* x, int64_t n, A m) {
-  if constexpr (!is_complex_v<T>) {
+  if constexpr (std::is_same_v<T, float>) {
+    return kernels::active().squared_deviations_f32(x, n, m);  // the kernel set chosen for the CPU
+  } else if constexpr (std::is_same_v<T, double>) {
+    return kernels::active().squared_deviations_f64(x, n, m);
+  } else if constexpr (!is_complex_v<T>) {
     const auto d = TensorMap<const T, 1>(x, n).template cast<double>() - m;
     return Eigen::Tensor<double, 0, Eigen::RowMajor>(d.square().sum())();
   } else {

@@ -117,3 +117,24 @@ TEST_CASE("every kernel set this CPU runs multiplies matrices as the definition 
   check_gemm<std::complex<float>>(&kernels::Table::gemm_c64, 1e-5);
   check_gemm<std::complex<double>>(&kernels::Table::gemm_c128, 1e-13);
 }
+
+TEST_CASE("every kernel set this CPU runs sums rows and squared deviations as the definition does") {
+  std::mt19937_64 rng(48);
+  for (const int64_t n : {0, 1, 15, 16, 17, 100, 1023}) {
+    std::vector<float> f(n);
+    std::vector<double> d(n);
+    for (int64_t i = 0; i < n; ++i) d[i] = f[i] = random_value<float>(rng) + 2.0f;
+    long double sum = 0, squares = 0;
+    for (double v : d) sum += v;
+    const double m = n > 0 ? static_cast<double>(sum / n) : 0.0;
+    for (double v : d) squares += (v - m) * (v - m);
+    for (const auto& [name, table] : kernels::runnable_tables()) {
+      CAPTURE(name);
+      CAPTURE(n);
+      CHECK(table->sum_f32(f.data(), n) == doctest::Approx(static_cast<double>(sum)).epsilon(1e-14));
+      CHECK(table->sum_f64(d.data(), n) == doctest::Approx(static_cast<double>(sum)).epsilon(1e-14));
+      CHECK(table->squared_deviations_f32(f.data(), n, m) == doctest::Approx(static_cast<double>(squares)).epsilon(1e-13));
+      CHECK(table->squared_deviations_f64(d.data(), n, m) == doctest::Approx(static_cast<double>(squares)).epsilon(1e-13));
+    }
+  }
+}
