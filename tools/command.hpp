@@ -54,5 +54,7 @@ class InputError : public std::runtime_error {
 const CommandGroup& graph_group();
 const CommandGroup& rechunk_group();
 const CommandGroup& info_group();
+//! `tessera info --cpu` (info_cpu.cpp).
+int print_cpu();
 
 }  // namespace tessera::tool

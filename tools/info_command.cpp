@@ -118,10 +118,15 @@ int run(const std::string& path) {
 void define_info(CLI::App& info, Action& action) {
   info.footer(
       "Describes the zarr array or group (v2 or v3) or the .npy file at PATH: format, shape, dtype, chunks and "
-      "shards, codecs, stored and uncompressed bytes, chunks initialized; for a group, its tree.");
+      "shards, codecs, stored and uncompressed bytes, chunks initialized; for a group, its tree. With --cpu: the "
+      "kernel set (sse2, avx2, avx512) tessera runs on this CPU, which TESSERA_ISA forces.");
   auto path = std::make_shared<std::string>();
-  set_action(info, action, [path] { return run(*path); });
-  info.add_option("PATH", *path, "a zarr array or group, or a .npy file")->required();
+  auto cpu = std::make_shared<bool>(false);
+  set_action(info, action, [path, cpu] { return *cpu ? print_cpu() : run(*path); });
+  auto* path_option = info.add_option("PATH", *path, "a zarr array or group, or a .npy file");
+  auto* cpu_option = info.add_flag("--cpu", *cpu, "the instruction set the array kernels run, and what the CPU has");
+  path_option->excludes(cpu_option);
+  info.require_option(1);
 }
 
 }  // namespace

@@ -101,6 +101,9 @@ bool runs(const char* name) {
   return wanted.empty() || ("," + wanted + ",").find(std::string(",") + name + ",") != std::string::npos;
 }
 
+// Rows that run only when OPS names them (bench/kernels/run.sh's).
+bool named(const char* name) { return !wanted.empty() && runs(name); }
+
 void measure(const char* name, int repeats, int workers, const std::function<ta::Array()>& build) {
   if (!runs(name)) return;
   std::vector<double> times;
@@ -155,6 +158,14 @@ int main(int argc, char** argv) {
     const ta::Array b = persisted<double>("b", 8192 / scale, 1024 / scale);
     measure("matmul", repeats, workers, [&] { return ta::matmul(a, b); });
   }
+  if (named("matmul_f32")) {
+    const ta::Array a = persisted<float>("a32", 8192 / scale, 1024 / scale);
+    const ta::Array b = persisted<float>("b32", 8192 / scale, 1024 / scale);
+    measure("matmul_f32", repeats, workers, [&] { return ta::matmul(a, b); });
+  }
+  // The float32 array of the other rows is 1 GiB: made only when one of them runs.
+  const bool others = runs("map_overlap") || runs("cumsum") || runs("kernel") || runs("where") || runs("argmax");
+  if (!others) return 0;
   const ta::Array x = persisted<float>("x", 16384 / scale, 2048 / scale);
   measure("map_overlap", repeats, workers, [&] {
     return ta::map_overlap(mean3x3, x, {.depth = {1, 1}, .boundary = ta::Boundary::reflect});

@@ -48,6 +48,7 @@
 #include "tessera/array/ops/broadcast.hpp"
 #include "tessera/array/ops/elementwise.hpp"
 #include "tessera/array/ops/fft.hpp"
+#include "tessera/array/ops/isa.hpp"
 #include "tessera/array/ops/linalg.hpp"
 #include "tessera/array/ops/logic.hpp"
 #include "tessera/array/ops/map_blocks.hpp"

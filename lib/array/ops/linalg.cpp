@@ -4,7 +4,9 @@
 // A block product moves the left block's free axes before its contracted ones
 // and the right block's contracted axes before its free ones (a copy when they
 // are not already so: Eigen's GEMM reads contiguous row-major matrices), so
-// every contraction is one (M x K) by (K x N) matrix product.
+// every contraction is one (M x K) by (K x N) matrix product. Floating-point
+// ones run the GEMM of the kernel set chosen for the CPU (array/kernels); integer
+// ones this file's Eigen, built for the baseline.
 #include "tessera/array/ops/linalg.hpp"
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <absl/strings/str_join.h>
 
 #include "array/block.hpp"
+#include "array/kernels/table.hpp"
 #include "tessera/array/core/chunks.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "array/ops/axes.hpp"
@@ -63,7 +66,10 @@ NDArray multiply_blocks(const Contraction& c, const ValueList& pairs) {
       out = NDArray::empty(work, shape);
     }
     dispatch(work, [&]<class T>() {
-      if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Eigen::half>) {
+      if constexpr (kernels::has_gemm<T>) {
+        const T* x = reinterpret_cast<const T*>(ma.data());
+        kernels::gemm<T>()(m, n, k, x, reinterpret_cast<const T*>(mb.data()), out.data<T>(), p > 0);
+      } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Eigen::half>) {
         using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
         Eigen::Map<const Matrix> x(reinterpret_cast<const T*>(ma.data()), m, k);
         Eigen::Map<const Matrix> y(reinterpret_cast<const T*>(mb.data()), k, n);

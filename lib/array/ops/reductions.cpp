@@ -11,6 +11,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
+#include "array/kernels/table.hpp"
 #include "array/ops/element.hpp"
 #include "tessera/array/core/grid.hpp"
 #include "tessera/array/core/tensor.hpp"
@@ -116,14 +117,19 @@ T row_extreme(Kind kind, const T* row, int64_t n) {
   }
 }
 
-// The sum of n contiguous values in accumulator A. Real and complex numbers:
-// Eigen's sum of the row cast to A (bench/algebra's sum_all and sum_axis1 rows
-// put it within 1.2x of the hand-written lanes it replaced, faster on float64).
+// The sum of n contiguous values in accumulator A. float32 and float64 (in
+// double): the kernel set chosen for the CPU (array/kernels). Other real and
+// complex numbers: Eigen's sum of the row cast to A (bench/algebra's sum_all and
+// sum_axis1 rows put it within 1.2x of the hand-written lanes it replaced).
 // Integers and bools: eight independent lanes that wrap as numpy's sums do,
 // which the compiler vectorizes (Eigen's sum of signed integers would overflow).
 template <class A, class T>
 A flat_sum(const T* x, int64_t n) {
-  if constexpr (!std::is_integral_v<T>) {
+  if constexpr (std::is_same_v<A, double> && std::is_same_v<T, float>) {
+    return kernels::active().sum_f32(x, n);  // the kernel set chosen for the CPU (array/kernels)
+  } else if constexpr (std::is_same_v<A, double> && std::is_same_v<T, double>) {
+    return kernels::active().sum_f64(x, n);
+  } else if constexpr (!std::is_integral_v<T>) {
     return Eigen::Tensor<A, 0, Eigen::RowMajor>(TensorMap<const T, 1>(x, n).template cast<A>().sum())();
   }
   A lane[8] = {};
@@ -135,6 +141,26 @@ A flat_sum(const T* x, int64_t n) {
   for (; i < n; ++i) tail = add(tail, static_cast<A>(x[i]));
   return add(add(add(add(lane[0], lane[1]), add(lane[2], lane[3])), add(add(lane[4], lane[5]), add(lane[6], lane[7]))),
              tail);
+}
+
+// The sum of |x[i] - m|^2 over n contiguous values: float32 and float64 by the
+// kernel set chosen for the CPU (array/kernels), other real types by one Eigen
+// expression (vectorized, partial sums side by side: a loop adding into one sum
+// waits for each add), complex numbers by that loop.
+template <class T, class A>
+double squared_deviations(const T* x, int64_t n, A m) {
+  if constexpr (std::is_same_v<T, float>) {
+    return kernels::active().squared_deviations_f32(x, n, m);  // the kernel set chosen for the CPU
+  } else if constexpr (std::is_same_v<T, double>) {
+    return kernels::active().squared_deviations_f64(x, n, m);
+  } else if constexpr (!is_complex_v<T>) {
+    const auto d = TensorMap<const T, 1>(x, n).template cast<double>() - m;
+    return Eigen::Tensor<double, 0, Eigen::RowMajor>(d.square().sum())();
+  } else {
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += std::norm(static_cast<A>(x[j]) - m);
+    return s;
+  }
 }
 
 // Calls row(first element, length, partial offset) for every row along the last
@@ -195,6 +221,28 @@ NDArray sum_block(const NDArray& x, const std::vector<bool>& reduced) {
   return out;
 }
 
+// var's partial of a block whose last axis is reduced: each row's mean and
+// squared deviations while the row is in cache, merged into its position's by
+// Chan's update. One pass over memory, where the mean of the whole block first
+// and the deviations after read the block twice (bench/kernels' std row).
+template <class T>
+void var_rows(const NDArray& c, const std::vector<bool>& reduced, Partial& p) {
+  using A = MeanAcc<T>;
+  p.a = NDArray::zeros(dtype_of<A>, partial_shape(c.shape(), reduced));
+  p.b = NDArray::zeros(DType::float64(), p.a.shape());
+  A* m = p.a.template data<A>();
+  double* q = p.b.template data<double>();
+  std::vector<int64_t> seen(static_cast<size_t>(p.a.size()), 0);
+  for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
+    const A row_mean = flat_sum<A>(row, len) / static_cast<double>(len);
+    const double before = static_cast<double>(seen[at]), n = before + static_cast<double>(len);
+    const A delta = row_mean - m[at];
+    m[at] += delta * (static_cast<double>(len) / n);
+    q[at] += squared_deviations(row, len, row_mean) + std::norm(delta) * (before * static_cast<double>(len) / n);
+    seen[at] += len;
+  });
+}
+
 template <class T>
 Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray& block) {
   const NDArray c = rows_contiguous(block);
@@ -221,7 +269,9 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
         for (int64_t j = 0; j < len; ++j) o[at + j] = pick(kind, o[at + j], row[j]);
       }
     });
-  } else {  // mean, var: the mean first
+  } else if (kind == Kind::var && (last || shape.empty())) {
+    var_rows<T>(c, reduced, p);
+  } else {  // mean, and var along leading axes only: the mean first
     using A = MeanAcc<T>;
     p.a = sum_block<A, T>(c, reduced);
     A* m = p.a.template data<A>();
@@ -233,10 +283,7 @@ Partial chunk_partial(Kind kind, const std::vector<bool>& reduced, const NDArray
       p.b = NDArray::zeros(DType::float64(), p.a.shape());
       double* q = p.b.template data<double>();
       for_each_row<T>(c, reduced, [&](const T* row, int64_t len, int64_t at) {
-        for (int64_t j = 0; j < len; ++j) {
-          int64_t o = last || shape.empty() ? at : at + j;
-          q[o] += std::norm(static_cast<A>(row[j]) - m[o]);
-        }
+        for (int64_t j = 0; j < len; ++j) q[at + j] += std::norm(static_cast<A>(row[j]) - m[at + j]);
       });
     }
   }
