@@ -175,11 +175,6 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
       options);
 }
 
-std::string output_file(const std::string& path) {
-  const auto hdf5_target = hdf5::split_target(path);
-  return hdf5_target ? hdf5_target->first : path;
-}
-
 storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options) {
   const storage::Kind kind = hdf5::split_target(path) ? storage::Kind::hdf5
                              : absl::EndsWith(path, ".npy") ? storage::Kind::npy
@@ -210,7 +205,7 @@ void store(const Array& x, const std::string& path, const StoreOptions& options)
   const storage::PublishOptions publish = publish_options(path, options);
   const auto hdf5_target = hdf5::split_target(path);
   if (!hdf5_target) refuse_bare_hdf5(path);
-  storage::publish(output_file(path), publish, [&](const std::string& tmp) {
+  storage::publish(hdf5::file_of(path), publish, [&](const std::string& tmp) {
     if (hdf5_target) {
       store_hdf5(x, tmp, *hdf5_target, name, options);
     } else if (publish.kind == storage::Kind::npy) {
@@ -223,11 +218,11 @@ void store(const Array& x, const std::string& path, const StoreOptions& options)
 
 void check_target(const std::string& path, const StoreOptions& options) {
   if (!hdf5::split_target(path)) refuse_bare_hdf5(path);
-  storage::check_target(output_file(path), publish_options(path, options));
+  storage::check_target(hdf5::file_of(path), publish_options(path, options));
 }
 
 std::vector<std::string> clean_temporaries(const std::string& path) {
-  return storage::clean_stale(output_file(path));
+  return storage::clean_stale(hdf5::file_of(path));
 }
 
 }  // namespace tessera::array

@@ -30,9 +30,6 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
 //! `path` ends in ".npy" (for every method), else a zarr array.
 storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options);
 
-//! The file a store to `path` writes: FILE for an HDF5 target "FILE.h5:/x", else `path`.
-std::string output_file(const std::string& path);
-
 //! StorageError unless `publish` is a zarr store's: `what` ("store",
 //! "rechunk_store") writes nothing else across ranks.
 void require_zarr_across(const std::string& what, const std::string& path, const storage::PublishOptions& publish);

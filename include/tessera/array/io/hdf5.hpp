@@ -167,6 +167,8 @@ bool is_hdf5(const std::string& path);
 //! Splits "FILE.h5:/group/x" into the file and the dataset when FILE ends in
 //! .h5, .hdf5, .he5, .nc or .nc4 (a dataset path is needed: "/x" at least).
 std::optional<std::pair<std::string, std::string>> split_target(const std::string& path);
+//! The file an output or input path names: FILE for "FILE.h5:/x", else `path` itself.
+std::string file_of(const std::string& path);
 
 }  // namespace hdf5
 

@@ -239,6 +239,8 @@ Dataset open(const std::string& path, const std::string& dataset) {
 }
 
 bool is_hdf5(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO is never opened
   auto held = detail::lock();
   const htri_t ok = H5Fis_hdf5(path.c_str());
   H5Eclear2(H5E_DEFAULT);

@@ -112,6 +112,7 @@ std::string attribute_value(hid_t attr) {
     if (H5Tis_variable_str(type.get()) > 0) {
       const Handle mem(H5Tcopy(H5T_C_S1));
       H5Tset_size(mem.get(), H5T_VARIABLE);
+      H5Tset_cset(mem.get(), H5Tget_cset(type.get()));  // h5py writes UTF-8
       char* s = nullptr;
       if (H5Aread(attr, mem.get(), &s) < 0 || s == nullptr) return "(unreadable string)";
       std::string out(s);

@@ -30,4 +30,9 @@ std::optional<std::pair<std::string, std::string>> split_target(const std::strin
   return std::nullopt;
 }
 
+std::string file_of(const std::string& path) {
+  const auto target = split_target(path);
+  return target ? target->first : path;
+}
+
 }  // namespace tessera::array::hdf5
