@@ -21,6 +21,7 @@
 #include "bindings.hpp"
 #include "numpy_bridge.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
@@ -147,6 +148,7 @@ void store(const ta::Array& x, const std::string& path, const std::optional<std:
   options.overwrite = overwrite;
   options.zarr.codec = codec.value_or("none");
   options.zarr.zarr_format = zarr_format.value_or(2);  // zarr::create checks it
+  options.hdf5 = {.codec = options.zarr.codec, .shuffle = options.zarr.codec != "none"};  // a "FILE.h5:/x" path
   options.compute.num_workers = num_workers.value_or(0);
   py::gil_scoped_release unlocked;
   ta::store(x, path, options);  // a bad codec: a CodecSpecError, tessera.ChunkError "codec: ..."
@@ -224,6 +226,12 @@ void bind_array(py::module_& m) {
             return chunks.is_none() ? ta::from_zarr(path) : ta::from_zarr(path, chunk_spec(chunks));
           },
           py::arg("path"), py::arg("chunks") = py::none());
+  sub.def("from_hdf5",
+          [](const std::string& path, const std::string& dataset, const py::object& chunks) {
+            return chunks.is_none() ? ta::from_hdf5(path, dataset) : ta::from_hdf5(path, dataset, chunk_spec(chunks));
+          },
+          py::arg("path"), py::arg("dataset"), py::arg("chunks") = py::none());
+  sub.def("from_netcdf", &ta::from_netcdf, py::arg("path"), py::arg("variable"));
   sub.def("from_numpy", &from_numpy, py::arg("data"), py::arg("chunks") = "auto");
   sub.def("store", &store, py::arg("x"), py::arg("path"), py::arg("codec") = py::none(),
           py::arg("zarr_format") = py::none(), py::arg("overwrite") = false, py::arg("num_workers") = py::none());
