@@ -6,8 +6,10 @@
   dask-zarr FILE OUT W    (b) the same to_zarr(OUT) with zstd level 3 (numcodecs)
   dask-norm FILE OUT W    (c) (x - x.mean(0)) / x.std(0) into OUT:/x, gzip 4 + shuffle (statistics first, as tessera)
   floor FILE W            the deflate decode floor: the chunks' stored bytes read into memory first, then
-                          zlib inflating them on W threads (zlib releases the GIL); prints seconds
-  measure NAME TASK REPEATS CMD...   runs CMD REPEATS times; prints "NAME TASK best_seconds peak_rss_mib"
+                          zlib inflating them on W threads (zlib releases the GIL); prints wall and CPU seconds
+  measure NAME TASK REPEATS CMD...   runs CMD REPEATS times; prints "NAME TASK best_seconds peak_rss_mib
+                          cpu_seconds stdout" (CPU: user + system of one run, the mean: on a loaded machine
+                          the wall time says more of the load than of the program)
 """
 import os
 import resource
@@ -72,9 +74,9 @@ def floor(path, workers):
         chunks = [dsid.read_direct_chunk(dsid.get_chunk_info(i).chunk_offset)[1] for i in range(dsid.get_num_chunks())]
     with ThreadPoolExecutor(int(workers)) as pool:
         list(pool.map(zlib.decompress, chunks[:8]))  # threads started, zlib warm
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         list(pool.map(zlib.decompress, chunks))
-        print(f'{time.perf_counter() - start:.3f}')
+        print(f'{time.perf_counter() - start:.3f} {time.process_time() - cpu:.3f}')
 
 
 def measure(name, task, repeats, *cmd):
@@ -87,8 +89,9 @@ def measure(name, task, repeats, *cmd):
             sys.exit(f'{name} {task} failed: {proc.stderr[-2000:]}')
         best = elapsed if best is None else min(best, elapsed)
     # ru_maxrss of the children: the largest child's peak, in KiB.
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f'{name} {task} {best:.3f} {peak:.0f} {proc.stdout.strip()}', flush=True)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (usage.ru_utime + usage.ru_stime) / int(repeats)
+    print(f'{name} {task} {best:.3f} {usage.ru_maxrss / 1024:.0f} {cpu:.3f} {proc.stdout.strip()}', flush=True)
 
 
 if __name__ == '__main__':
