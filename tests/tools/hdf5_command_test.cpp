@@ -1,37 +1,20 @@
 // Tests of `tessera info` and `tessera rechunk` on HDF5 and NetCDF-4 files.
 #include <doctest/doctest.h>
 
-#include <stdlib.h>
-
-#include <filesystem>
-
+#include "array/support.hpp"
 #include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/store.hpp"
 #include "tools/tool_test.hpp"
 
 using namespace tessera::array;
+using tessera::array::testing::TempDir;
 using tessera::tool_test::Run;
 using tessera::tool_test::run_tessera;
-namespace fs = std::filesystem;
 
 namespace {
 
-struct Dir {
-  Dir() {
-    std::string t = (fs::temp_directory_path() / "tessera-hdf5-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  fs::path path;
-};
-
-Array ramp() {
+Array hdf5_ramp() {
   return from_function<int32_t>([](std::span<const int64_t> i) { return (i[0] * 31 + i[1]) % 100; }, {100, 60},
                                  ChunkSpec({50, 30}));
 }
@@ -39,8 +22,8 @@ Array ramp() {
 }  // namespace
 
 TEST_CASE("tessera info: an HDF5 file's groups and datasets, filters, dimension names") {
-  Dir dir;
-  store(ramp(), dir / "a.nc:/g/v", {.hdf5 = {.codec = "gzip:4", .shuffle = true, .dimension_names = {"y", "x"}}});
+  TempDir dir;
+  store(hdf5_ramp(), dir / "a.nc:/g/v", {.hdf5 = {.codec = "gzip:4", .shuffle = true, .dimension_names = {"y", "x"}}});
   const Run r = run_tessera("info " + dir / "a.nc");
   REQUIRE_MESSAGE(r.status == 0, r.err);
   INFO(r.out);
@@ -59,8 +42,8 @@ TEST_CASE("tessera info: an HDF5 file's groups and datasets, filters, dimension 
 }
 
 TEST_CASE("tessera rechunk: an HDF5 dataset to a zstd zarr store and back to HDF5") {
-  Dir dir;
-  store(ramp(), dir / "a.h5:/v", {.hdf5 = {.codec = "gzip:1"}});
+  TempDir dir;
+  store(hdf5_ramp(), dir / "a.h5:/v", {.hdf5 = {.codec = "gzip:1"}});
   const Run there = run_tessera("rechunk --no-progress --chunks 25,-1 --codec zstd:3 " + dir / "a.h5:/v" + " " +
                                 dir / "b.zarr");
   REQUIRE_MESSAGE(there.status == 0, there.err);
@@ -71,7 +54,7 @@ TEST_CASE("tessera rechunk: an HDF5 dataset to a zstd zarr store and back to HDF
   const hdf5::Dataset c = hdf5::open(dir / "c.h5", "deep/x");
   CHECK(c.metadata().chunk_shape == Shape{10, 10});
   CHECK(c.metadata().filters.size() == 2);  // shuffle, deflate
-  CHECK(array_equal(from_hdf5(dir / "c.h5", "/deep/x").compute(), ramp().compute()));
+  CHECK(array_equal(from_hdf5(dir / "c.h5", "/deep/x").compute(), hdf5_ramp().compute()));
   const Run refused = run_tessera("rechunk --no-progress --chunks 10,10 " + dir / "b.zarr" + " " + dir / "c.h5:/x");
   CHECK(refused.status != 0);
   CHECK(refused.err.find("exists") != std::string::npos);

@@ -21,7 +21,7 @@ using namespace tessera::array::testing;
 
 namespace {
 
-const char* const kSetup = R"(
+const char* const kH5pySetup = R"(
 import sys, os, struct
 import h5py
 d = sys.argv[0].rsplit('/', 1)[0]
@@ -30,7 +30,7 @@ NAMES = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32',
 )";
 
 // The whole dataset, block by block, through read_chunk.
-NDArray read_all(const hdf5::Dataset& d) {
+NDArray read_dataset(const hdf5::Dataset& d) {
   NDArray out = NDArray::empty(d.metadata().dtype, d.metadata().shape);
   const Chunks& c = d.chunks();
   for_each_block(c, [&](std::span<const int64_t> idx) {
@@ -42,7 +42,7 @@ NDArray read_all(const hdf5::Dataset& d) {
   return out;
 }
 
-std::string message_of(const std::function<void()>& f) {
+std::string h5_message(const std::function<void()>& f) {
   try {
     f();
   } catch (const std::exception& e) {
@@ -53,8 +53,8 @@ std::string message_of(const std::function<void()>& f) {
 }
 
 // True when `f` throws an error whose message holds `text`.
-bool says(const std::function<void()>& f, const std::string& text) {
-  const std::string m = message_of(f);
+bool h5_says(const std::function<void()>& f, const std::string& text) {
+  const std::string m = h5_message(f);
   INFO("the message: " << m);
   return m.find(text) != std::string::npos;
 }
@@ -64,7 +64,7 @@ bool says(const std::function<void()>& f, const std::string& text) {
 TEST_CASE("hdf5: every dtype h5py writes, both byte orders, filtered or not, edge chunks trimmed" *
           python_peer::needed()) {
   TempDir dir;
-  run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+  run_python(dir, std::string(kPythonPattern) + kH5pySetup + R"(
 with h5py.File(f'{d}/all.h5', 'w') as f:
     for name in NAMES:
         for order in '<>':
@@ -87,7 +87,7 @@ with h5py.File(f'{d}/all.h5', 'w') as f:
         CHECK(d.parallel());
         CHECK(d.chunks() == Chunks({{3, 3, 1}, {2, 2, 1}}));
         CHECK(d.read_chunk({2, 2}).shape() == Shape{1, 1});
-        CHECK(array_equal(read_all(d), pattern_array(dtype, {7, 5})));
+        CHECK(array_equal(read_dataset(d), pattern_array(dtype, {7, 5})));
       }
     }
   }
@@ -100,7 +100,7 @@ with h5py.File(f'{d}/all.h5', 'w') as f:
 TEST_CASE("hdf5: unwritten chunks read as the fill value; 0-d, 1-d, contiguous and nested datasets" *
           python_peer::needed()) {
   TempDir dir;
-  run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+  run_python(dir, std::string(kPythonPattern) + kH5pySetup + R"(
 with h5py.File(f'{d}/f.h5', 'w') as f:
     h = f.create_dataset('holes', shape=(7, 5), chunks=(3, 2), dtype='<f8', fillvalue=-1.5, compression='gzip')
     h[0:3, :] = pattern('<f8', (7, 5))[0:3, :]
@@ -115,14 +115,14 @@ with h5py.File(f'{d}/f.h5', 'w') as f:
   CHECK(*holes.metadata().fill_value == Scalar(-1.5));
   NDArray expected = pattern_array(DType::float64(), {7, 5});
   expected.slice({Slice{3, 7}, Slice{}}).fill(-1.5);
-  CHECK(array_equal(read_all(holes), expected));
+  CHECK(array_equal(read_dataset(holes), expected));
   hdf5::Dataset scalar = hdf5::open(dir / "f.h5", "/scalar");
   CHECK(scalar.metadata().shape == Shape{});
   CHECK(from_hdf5(dir / "f.h5", "scalar").compute().at<std::complex<double>>({}) == std::complex<double>(3, -4));
   CHECK(array_equal(from_hdf5(dir / "f.h5", "line").compute(), pattern_array(DType::int16(), {11})));
   hdf5::Dataset contiguous = hdf5::open(dir / "f.h5", "contiguous");
   CHECK(contiguous.metadata().layout == "contiguous");
-  CHECK(array_equal(read_all(contiguous), pattern_array(DType::uint32(), {6, 3})));
+  CHECK(array_equal(read_dataset(contiguous), pattern_array(DType::uint32(), {6, 3})));
   CHECK(array_equal(from_hdf5(dir / "f.h5", "a/b/c/deep").compute(), pattern_array(DType::float32(), {2, 2})));
   CHECK(from_hdf5(dir / "f.h5", "empty").compute().shape() == Shape{0, 3});
 }
@@ -130,7 +130,7 @@ with h5py.File(f'{d}/f.h5', 'w') as f:
 TEST_CASE("hdf5: a filter tessera does not decode is read through libhdf5 (H5Dread), and says so" *
           python_peer::needed()) {
   TempDir dir;
-  run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+  run_python(dir, std::string(kPythonPattern) + kH5pySetup + R"(
 with h5py.File(f'{d}/f.h5', 'w') as f:
     f.create_dataset('so', data=pattern('<i4', (9, 4)), chunks=(4, 4), scaleoffset=0)
 )");
@@ -145,7 +145,7 @@ with h5py.File(f'{d}/f.h5', 'w') as f:
 TEST_CASE("hdf5: NetCDF-4 variables netCDF4-python writes, with their dimension names and _FillValue" *
           python_peer::needed()) {
   TempDir dir;
-  run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+  run_python(dir, std::string(kPythonPattern) + kH5pySetup + R"(
 import netCDF4
 with netCDF4.Dataset(f'{d}/f.nc', 'w') as n:
     n.createDimension('time', None)
@@ -175,13 +175,13 @@ with netCDF4.Dataset(f'{d}/f.nc', 'w') as n:
   CHECK(array_equal(from_netcdf(dir / "f.nc", "ocean/temp").compute(), pattern_array(DType::float32(), {3, 5})));
   CHECK(array_equal(from_netcdf(dir / "f.nc", "lat").compute(),
                     NDArray::from_vector(std::vector<double>{0, 1, 2, 3, 4}, {5})));
-  CHECK(says([&] { (void)from_netcdf(dir / "f.nc", "time"); }, "is a dimension without values"));
+  CHECK(h5_says([&] { (void)from_netcdf(dir / "f.nc", "time"); }, "is a dimension without values"));
 }
 
 TEST_CASE("hdf5: missing datasets name what the file holds; other types, unknown filters and broken files refused" *
           python_peer::needed()) {
   TempDir dir;
-  const std::string out = run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+  const std::string out = run_python(dir, std::string(kPythonPattern) + kH5pySetup + R"(
 with h5py.File(f'{d}/f.h5', 'w') as f:
     f.create_dataset('g/x', data=np.arange(4.0))
     f.create_dataset('words', data=np.array([b'ab', b'cd']))
@@ -197,20 +197,20 @@ raw = open(f'{d}/f.h5', 'rb').read()
 open(f'{d}/truncated.h5', 'wb').write(raw[:len(raw) // 2])
 )");
   const std::string f = dir / "f.h5";
-  CHECK(message_of([&] { (void)hdf5::open(f, "nope"); }) ==
+  CHECK(h5_message([&] { (void)hdf5::open(f, "nope"); }) ==
         f + ": no dataset /nope in the file; it holds: /big (dataset), /g (group), /g/x (dataset), /pairs (dataset), "
             "/ragged (dataset), /unknown (dataset), /words (dataset)");
-  CHECK(says([&] { (void)hdf5::open(f, "g"); }, "no dataset /g (it is a group)"));
-  CHECK(says([&] { (void)hdf5::open(f, "words"); },
+  CHECK(h5_says([&] { (void)hdf5::open(f, "g"); }, "no dataset /g (it is a group)"));
+  CHECK(h5_says([&] { (void)hdf5::open(f, "words"); },
              "expected a numeric type (integer, float, complex, bool), found a string type: H5T_STRING"));
-  CHECK(says([&] { (void)hdf5::open(f, "pairs"); }, "found a compound type: H5T_COMPOUND"));
-  CHECK(says([&] { (void)hdf5::open(f, "ragged"); }, "found a variable-length type"));
-  CHECK(message_of([&] { (void)hdf5::open(f, "unknown"); }) ==
+  CHECK(h5_says([&] { (void)hdf5::open(f, "pairs"); }, "found a compound type: H5T_COMPOUND"));
+  CHECK(h5_says([&] { (void)hdf5::open(f, "ragged"); }, "found a variable-length type"));
+  CHECK(h5_message([&] { (void)hdf5::open(f, "unknown"); }) ==
         f + ": dataset /unknown uses the filter 32017 filter, which neither tessera nor libhdf5 (no plugin for it) "
             "decodes");
-  CHECK(says([&] { (void)hdf5::open(dir / "not.h5", "x"); }, dir / "not.h5" + ": cannot open as an HDF5 file"));
-  CHECK(says([&] { (void)hdf5::open(dir / "truncated.h5", "g/x"); }, dir / "truncated.h5" + ": cannot open"));
-  CHECK(says([&] { (void)hdf5::open(dir / "missing.h5", "x"); }, "missing.h5"));
+  CHECK(h5_says([&] { (void)hdf5::open(dir / "not.h5", "x"); }, dir / "not.h5" + ": cannot open as an HDF5 file"));
+  CHECK(h5_says([&] { (void)hdf5::open(dir / "truncated.h5", "g/x"); }, dir / "truncated.h5" + ": cannot open"));
+  CHECK(h5_says([&] { (void)hdf5::open(dir / "missing.h5", "x"); }, "missing.h5"));
 
   // The chunk's declared size patched past the end of the file (its entry in the v1 B-tree:
   // size, filter mask, offsets, then the chunk's address).
@@ -233,7 +233,7 @@ open(f'{d}/truncated.h5', 'wb').write(raw[:len(raw) // 2])
   bytes.replace(at, 4, le(0x7fff0000, 4));
   write_bytes(dir / "patched.h5", bytes);
   hdf5::Dataset patched = hdf5::open(dir / "patched.h5", "big");
-  CHECK(message_of([&] { (void)patched.read_chunk({0}); }) ==
+  CHECK(h5_message([&] { (void)patched.read_chunk({0}); }) ==
         dir / "patched.h5" + ": chunk (0) of dataset /big: its 2147418112 bytes at offset " + std::to_string(address) +
             " end past the file's " + std::to_string(bytes.size()) + " bytes");
 }
@@ -243,16 +243,16 @@ TEST_CASE("hdf5: the filters tessera decodes refuse bytes they did not make") {
   using hdf5::detail::Pipeline;
   const Pipeline deflate({{1, {4}, ""}}, 64, 4);
   std::vector<std::byte> garbage(16, std::byte{7}), out(64);
-  CHECK(message_of([&] { deflate.decode(garbage, 0, out); }) ==
+  CHECK(h5_message([&] { deflate.decode(garbage, 0, out); }) ==
         "deflate: zlib: corrupt stream (incorrect header check)");
   std::vector<std::byte> too_big(deflate.max_stored_size() + 1);
-  CHECK(says([&] { deflate.decode(too_big, 0, out); }, "more than the"));
+  CHECK(h5_says([&] { deflate.decode(too_big, 0, out); }, "more than the"));
   const Pipeline sum({{3, {}, ""}}, 64, 4);
   std::vector<std::byte> chunk(68, std::byte{1});
-  CHECK(message_of([&] { sum.decode(chunk, 0, out); }).find("fletcher32: checksum mismatch") == 0);
+  CHECK(h5_message([&] { sum.decode(chunk, 0, out); }).find("fletcher32: checksum mismatch") == 0);
   const Pipeline lzf({{32000, {}, ""}}, 64, 4);
   std::vector<std::byte> back_ref{std::byte{0xE0}, std::byte{0x10}, std::byte{0x00}};
-  CHECK(message_of([&] { lzf.decode(back_ref, 0, out); }).find("lzf: corrupt stream") == 0);
+  CHECK(h5_message([&] { lzf.decode(back_ref, 0, out); }).find("lzf: corrupt stream") == 0);
   // Encoded by tessera, decoded by tessera: shuffle + deflate + fletcher32.
   const Pipeline all({{2, {4}, ""}, {1, {6}, ""}, {3, {}, ""}}, 64, 4);
   std::vector<std::byte> in(64);
@@ -281,7 +281,7 @@ TEST_CASE("hdf5: what store writes (.h5 and NetCDF-4 .nc) reads back in h5py, ne
   const Array t = from_hdf5(dir / "float32.h5", "/g/float32", {2, 2});
   store(t, dir / "t.nc:/temp", {.hdf5 = {.codec = "gzip:1", .shuffle = true, .dimension_names = {"time", "lat"}}});
   store(from_hdf5(dir / "int16.h5", "g/int16"), dir / "plain.nc:/v");
-  run_python(dir, std::string(kPythonPattern) + kSetup + R"(
+  run_python(dir, std::string(kPythonPattern) + kH5pySetup + R"(
 import netCDF4, xarray
 for name in NAMES:
     with h5py.File(f'{d}/{name}.h5', 'r') as f:
@@ -303,12 +303,12 @@ assert x['v'].dims == ('dim_0', 'dim_1'), x['v'].dims
 assert (x['v'].values == pattern('<i2', (7, 5))).all()
 )");
   // The published file is the only one left; a second store without overwrite is refused.
-  CHECK(says([&] { store(t, dir / "t.nc:/temp"); }, "the target exists"));
+  CHECK(h5_says([&] { store(t, dir / "t.nc:/temp"); }, "the target exists"));
   store(t, dir / "t.nc:/other", {.overwrite = true});
   CHECK(hdf5::open(dir / "t.nc", "other").metadata().shape == Shape{7, 5});
-  CHECK(message_of([&] { store(t, dir / "x.h5"); }) ==
+  CHECK(h5_message([&] { store(t, dir / "x.h5"); }) ==
         dir / "x.h5" + ": expected an HDF5 target with its dataset, such as " + dir / "x.h5" + ":/data");
-  CHECK(says([&] { store(t, dir / "x.h5:/y", {.hdf5 = {.codec = "lz4"}}); },
+  CHECK(h5_says([&] { store(t, dir / "x.h5:/y", {.hdf5 = {.codec = "lz4"}}); },
              "expected none, gzip[:LEVEL] or zstd[:LEVEL], found 'lz4'"));
   size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.path().filename().string()[0] == '.';
