@@ -40,6 +40,7 @@
 #include "ranks.hpp"
 #include "rechunk_source.hpp"
 #include "tessera/array/ops/creation.hpp"
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/rechunk/exchange.hpp"
 #include "tessera/array/rechunk/rechunk.hpp"
@@ -53,6 +54,12 @@ namespace tessera::tool {
 namespace {
 
 namespace ta = tessera::array;
+
+// An HDF5 target (DST FILE.h5:/x) takes --codec none, gzip[:LEVEL] or zstd[:LEVEL], shuffled when
+// compressed, as h5py users write their files.
+ta::hdf5::Format hdf5_format(const ta::zarr::Format& zarr) {
+  return {.codec = zarr.codec, .shuffle = zarr.codec != "none"};
+}
 namespace fs = std::filesystem;
 
 //! The options of `tessera rechunk`, as CLI11 parsed them (define_rechunk() below says what each means).
@@ -168,7 +175,8 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
                const std::vector<ta::RechunkAxis>& axes, const ta::zarr::Format& format, int64_t max_mem,
                long workers, bool overwrite) {
   bound_allocators(max_mem);
-  ta::StoreOptions store{.overwrite = overwrite, .protect = {src}, .zarr = format};
+  ta::StoreOptions store{.overwrite = overwrite, .protect = {ta::hdf5::file_of(src)}, .zarr = format,
+                         .hdf5 = hdf5_format(format)};
   std::optional<ta::Array> x;
   ta::Chunks target;
   const ta::RechunkLimits limits = command_limits(max_mem, workers);
@@ -251,7 +259,8 @@ int run(const Options& o) {
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
     throw InputError(dst, "exists; pass --overwrite to replace it");
   }
-  ta::StoreOptions store{.overwrite = overwrite, .protect = {src}, .zarr = format};
+  ta::StoreOptions store{.overwrite = overwrite, .protect = {ta::hdf5::file_of(src)}, .zarr = format,
+                         .hdf5 = hdf5_format(format)};
   try {
     ta::check_target(dst, store);
   } catch (const StorageError& e) {
@@ -272,7 +281,7 @@ int run(const Options& o) {
   }
   check_max_mem(target, format.inner_chunks, x.dtype(), limits);
   check_graph(x.chunks(), target, limits);
-  const fs::path dst_dir = fs::absolute(dst).parent_path();
+  const fs::path dst_dir = fs::absolute(ta::hdf5::file_of(dst)).parent_path();
   const ta::RechunkOptions options{.method = method,
                                    .block_size_limit = block_limit,
                                    .scratch_dir = scratch.value_or(dst_dir.string())};
@@ -330,8 +339,10 @@ int run(const Options& o) {
 
 void define_rechunk(CLI::App& rechunk, Action& action) {
   rechunk.footer(
-      "Rechunks the .npy file or zarr store SRC (zarr v2 or v3, any codec) into the zarr store DST (a .npy file when "
-      "DST ends in .npy). With --dry-run, prints the plan of the rechunk across --ranks ranks (rounds, messages, "
+      "Rechunks the .npy file, zarr store (zarr v2 or v3, any codec) or HDF5 dataset (FILE.h5:/group/x, also .nc) "
+      "SRC into the zarr store DST (a .npy file when DST ends in .npy, an HDF5 dataset for FILE.h5:/x: --codec none, "
+      "gzip[:LEVEL] or zstd[:LEVEL], shuffled when compressed; NetCDF-4 for FILE.nc:/x). With --dry-run, prints "
+      "the plan of the rechunk across --ranks ranks (rounds, messages, "
       "bytes per message, per-rank memory) without MPI or data: from SRC's metadata, or from --shape, --dtype and "
       "--src-chunks.\nSIGINT or SIGTERM stops the run, removes its temporaries and exits 130 or 143.");
   auto o = std::make_shared<Options>();
@@ -339,8 +350,9 @@ void define_rechunk(CLI::App& rechunk, Action& action) {
     o->command_line = command_line(rechunk);
     return run(*o);
   });
-  rechunk.add_option("SRC", o->src, "a .npy file or a zarr v2 or v3 array");
-  rechunk.add_option("DST", o->dst, "the zarr store to write (a .npy file when it ends in .npy)");
+  rechunk.add_option("SRC", o->src, "a .npy file, a zarr v2 or v3 array or an HDF5 dataset FILE.h5:/group/x");
+  rechunk.add_option("DST", o->dst,
+                     "the zarr store to write (a .npy file when it ends in .npy, FILE.h5:/x an HDF5 dataset)");
   rechunk.add_option("--chunks", o->chunks, "one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)")
       ->required()
       ->check(chunks_check());

@@ -66,6 +66,7 @@
 #include "tessera/array/ops/slicing.hpp"
 #include "tessera/array/ops/store.hpp"
 #include "tessera/array/core/tensor.hpp"
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/zarr.hpp"
 
 #include "tessera/spmd/spmd.hpp"

@@ -110,13 +110,16 @@ std::string zarr_problem(const fs::path& dir) {
   return {};
 }
 
-std::string npy_problem(const std::string& path) {
-  char magic[6] = {};
+// "" when the file at `path` starts with `magic`; what it is otherwise.
+std::string magic_problem(const std::string& path, std::string_view magic, const char* kind) {
+  char head[16] = {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return absl::StrCat("a file that cannot be opened (", std::strerror(errno), ")");
-  const ssize_t n = ::pread(fd, magic, sizeof magic, 0);
+  const ssize_t n = ::pread(fd, head, magic.size(), 0);
   ::close(fd);
-  if (n != 6 || std::memcmp(magic, "\x93NUMPY", 6) != 0) return "a file that is not a .npy file";
+  if (n != static_cast<ssize_t>(magic.size()) || std::memcmp(head, magic.data(), magic.size()) != 0) {
+    return absl::StrCat("a file that is not ", kind);
+  }
   return {};
 }
 
@@ -133,6 +136,7 @@ bool holds(const fs::path& outer, const fs::path& inner) {
 std::string kind_name(Kind kind) {
   switch (kind) {
     case Kind::npy: return "a .npy file";
+    case Kind::hdf5: return "an HDF5 file";
     case Kind::zarr: return "a zarr array (.zarray or zarr.json and chunk files) or an empty directory";
     case Kind::file: return "a regular file";
   }
@@ -235,7 +239,11 @@ void check_target(const std::string& given, const PublishOptions& options) {
   std::string problem;
   switch (options.kind) {
     case Kind::npy:
-      problem = fs::is_regular_file(st) ? npy_problem(path) : "not a regular file";
+      problem = fs::is_regular_file(st) ? magic_problem(path, "\x93NUMPY", "a .npy file") : "not a regular file";
+      break;
+    case Kind::hdf5:
+      problem = fs::is_regular_file(st) ? magic_problem(path, std::string_view("\x89HDF\r\n\x1a\n", 8), "an HDF5 file")
+                                        : "not a regular file";
       break;
     case Kind::zarr:
       problem = fs::is_directory(st) ? zarr_problem(path) : "not a directory";

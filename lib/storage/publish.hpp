@@ -12,7 +12,7 @@
 //
 // tessera replaces only what it recognises as its own kind of output: a zarr
 // array directory (.zarray or zarr.json plus chunk files, nothing else) or a
-// .npy file; never the working directory, a folder holding a protected path
+// .npy file or an HDF5 file; never the working directory, a folder holding a protected path
 // (the source of a rechunk), a symbolic link, or anything else. Refusals name
 // what was found.
 //
@@ -40,6 +40,7 @@ namespace tessera::storage {
 enum class Kind {
   npy,   //!< a .npy file (starts with "\x93NUMPY")
   zarr,  //!< a zarr array directory (v2 or v3)
+  hdf5,  //!< an HDF5 (or NetCDF-4) file (starts with "\x89HDF\r\n\x1a\n")
   file,  //!< a regular file tessera writes whole (traces, CSV, SVG, store metadata)
 };
 

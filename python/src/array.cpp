@@ -21,6 +21,7 @@
 #include "bindings.hpp"
 #include "numpy_bridge.hpp"
 #include "tessera/array/array.hpp"
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
@@ -147,6 +148,7 @@ void store(const ta::Array& x, const std::string& path, const std::optional<std:
   options.overwrite = overwrite;
   options.zarr.codec = codec.value_or("none");
   options.zarr.zarr_format = zarr_format.value_or(2);  // zarr::create checks it
+  options.hdf5 = {.codec = options.zarr.codec, .shuffle = options.zarr.codec != "none"};  // a "FILE.h5:/x" path
   options.compute.num_workers = num_workers.value_or(0);
   py::gil_scoped_release unlocked;
   ta::store(x, path, options);  // a bad codec: a CodecSpecError, tessera.ChunkError "codec: ..."
@@ -326,6 +328,52 @@ tessera.StorageError : no store there, or one tessera cannot read
 Example
 -------
 >>> ta.from_zarr("big.zarr").chunks)doc");
+  sub.def("from_hdf5",
+          [](const std::string& path, const std::string& dataset, const py::object& chunks) {
+            return chunks.is_none() ? ta::from_hdf5(path, dataset) : ta::from_hdf5(path, dataset, chunk_spec(chunks));
+          },
+          py::arg("path"), py::arg("dataset"), py::arg("chunks") = py::none(),
+          R"doc(The dataset at `dataset` of the HDF5 file `path` as a lazy Array: chunks read under
+libhdf5's lock, their filters (deflate, shuffle, fletcher32, ...) decoded in parallel in C++.
+
+Parameters
+----------
+path : the HDF5 file
+dataset : the dataset's path inside it, such as "/group/x"
+chunks : its blocks (default: the dataset's chunks)
+
+Returns
+-------
+Array
+
+Raises
+------
+tessera.StorageError : no such file or dataset (the message names the groups that exist), or a file libhdf5
+    cannot read
+tessera.InvalidTypeError : a compound, string or variable-length dataset
+
+Example
+-------
+>>> ta.from_hdf5("data.h5", "/x").chunks)doc");
+  sub.def("from_netcdf", &ta::from_netcdf, py::arg("path"), py::arg("variable"),
+          R"doc(The variable `variable` of the NetCDF-4 file `path` as a lazy Array (NetCDF-4 is HDF5 underneath).
+
+Parameters
+----------
+path : the NetCDF-4 file
+variable : the variable's name, or its path inside groups ("/group/t")
+
+Returns
+-------
+Array
+
+Raises
+------
+tessera.StorageError : no such file or variable, or a file libhdf5 cannot read
+
+Example
+-------
+>>> ta.from_netcdf("model.nc", "t").shape)doc");
   sub.def("from_numpy", &from_numpy, py::arg("data"), py::arg("chunks") = "auto",
           R"doc(A numpy array as an Array, copied once into tessera's memory: later changes to `data` do not reach it.
 

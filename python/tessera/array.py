@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ._tessera._array import (Array, _Blocks, _from_graph, fft2, from_npy, from_numpy, from_zarr, matmul, max, mean, min, rfft2, std, store,
+from ._tessera._array import (Array, _Blocks, _from_graph, fft2, from_hdf5, from_netcdf, from_npy, from_numpy, from_zarr, matmul, max, mean, min, rfft2, std, store,
                               sum, var)
 
 
@@ -81,5 +81,5 @@ def from_dask(d):
     return _from_graph(dsk, d.name, [list(map(int, c)) for c in d.chunks], d.dtype)
 
 
-__all__ = ["to_dask", "from_dask", "Array", "from_npy", "from_zarr", "from_numpy", "store", "sum", "mean", "std", "var", "min", "max",
+__all__ = ["to_dask", "from_dask", "Array", "from_npy", "from_zarr", "from_hdf5", "from_netcdf", "from_numpy", "store", "sum", "mean", "std", "var", "min", "max",
            "transpose", "matmul", "fft2", "rfft2"]

@@ -14,6 +14,7 @@
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
 #include "storage/publish_across.hpp"
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/graph/error.hpp"
@@ -50,6 +51,23 @@ void write_zarr(const Array& x, std::shared_ptr<const zarr::Store> target, const
 
 void store_zarr(const Array& x, const std::string& tmp, const std::string& name, const StoreOptions& options) {
   write_zarr(x, std::make_shared<const zarr::Store>(create_zarr(x, tmp, options)), name, options);
+}
+
+// An HDF5 dataset, alone in a new file: each block's task encodes its chunk
+// and writes it with H5Dwrite_chunk under libhdf5's lock (hdf5.hpp).
+// A file named .nc or .nc4 is NetCDF-4.
+void store_hdf5(const Array& x, const std::string& tmp, const std::pair<std::string, std::string>& target,
+                const std::string& name, const StoreOptions& options) {
+  const auto& [file, dataset] = target;
+  hdf5::Format format = options.hdf5;
+  format.netcdf = format.netcdf || absl::EndsWith(file, ".nc") || absl::EndsWith(file, ".nc4");
+  const Shape chunk_shape = x.ndim() == 0 ? Shape{} : regular_chunk_shape(x.chunks());
+  auto out =
+      std::make_shared<const hdf5::Dataset>(hdf5::create(tmp, dataset, x.dtype(), x.shape(), chunk_shape, format));
+  write_blocks(
+      x, name, [out](const std::vector<int64_t>& block, const NDArray& b) { out->write_chunk(block, b); },
+      options.compute);
+  out->close();
 }
 
 // store across the ranks of options.compute.communicator: rank 0 makes the
@@ -114,6 +132,16 @@ void fill_into(const Array& x, const BlockFill& fill, const NDArray& target, con
   (void)tessera::get(g, Keys(keys), options);
 }
 
+// A path that names an HDF5 file but no dataset in it: a zarr store named
+// "out.h5" is not what anyone means.
+void refuse_bare_hdf5(const std::string& path) {
+  for (const char* ext : {".h5", ".hdf5", ".he5", ".nc", ".nc4"}) {
+    if (absl::EndsWith(path, ext)) {
+      throw StorageError(path, absl::StrCat("expected an HDF5 target with its dataset, such as ", path, ":/data"));
+    }
+  }
+}
+
 }  // namespace
 
 void write_blocks(const Array& x, const std::string& name, BlockWrite write, const ComputeOptions& options) {
@@ -148,7 +176,10 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
 }
 
 storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options) {
-  return {.kind = absl::EndsWith(path, ".npy") ? storage::Kind::npy : storage::Kind::zarr,
+  const storage::Kind kind = hdf5::split_target(path) ? storage::Kind::hdf5
+                             : absl::EndsWith(path, ".npy") ? storage::Kind::npy
+                                                            : storage::Kind::zarr;
+  return {.kind = kind,
           .overwrite = options.overwrite,
           .protect = options.protect};
 }
@@ -172,8 +203,12 @@ void store(const Array& x, const std::string& path, const StoreOptions& options)
   const std::string name = absl::StrCat("store-", unique_token());
   if (options.compute.communicator) return store_across(x, path, name, options);
   const storage::PublishOptions publish = publish_options(path, options);
-  storage::publish(path, publish, [&](const std::string& tmp) {
-    if (publish.kind == storage::Kind::npy) {
+  const auto hdf5_target = hdf5::split_target(path);
+  if (!hdf5_target) refuse_bare_hdf5(path);
+  storage::publish(hdf5::file_of(path), publish, [&](const std::string& tmp) {
+    if (hdf5_target) {
+      store_hdf5(x, tmp, *hdf5_target, name, options);
+    } else if (publish.kind == storage::Kind::npy) {
       store_npy(x, tmp, name, options);
     } else {
       store_zarr(x, tmp, name, options);
@@ -182,9 +217,12 @@ void store(const Array& x, const std::string& path, const StoreOptions& options)
 }
 
 void check_target(const std::string& path, const StoreOptions& options) {
-  storage::check_target(path, publish_options(path, options));
+  if (!hdf5::split_target(path)) refuse_bare_hdf5(path);
+  storage::check_target(hdf5::file_of(path), publish_options(path, options));
 }
 
-std::vector<std::string> clean_temporaries(const std::string& path) { return storage::clean_stale(path); }
+std::vector<std::string> clean_temporaries(const std::string& path) {
+  return storage::clean_stale(hdf5::file_of(path));
+}
 
 }  // namespace tessera::array

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/store.hpp"
@@ -139,6 +140,11 @@ RechunkLimits rechunk_limits(int64_t max_mem, int workers, RechunkOptionNames na
 
 RechunkSource open_rechunk_source(const std::string& path, const RechunkLimits& limits) {
   try {
+    if (const auto dataset = hdf5::split_target(path)) {  // FILE.h5:/group/x: one block per chunk
+      Array x = from_hdf5(dataset->first, dataset->second);
+      Chunks stored = x.chunks();
+      return {std::move(x), std::move(stored)};
+    }
     if (path.size() > 4 && path.ends_with(".npy")) {
       Array x = open_npy(path, limits.block_limit);
       Chunks stored = x.chunks();
@@ -203,7 +209,7 @@ RechunkStoreResult rechunk_path(const std::string& source, const std::string& ta
   }
   const int workers = options.num_workers > 0 ? options.num_workers
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  StoreOptions store{.overwrite = options.overwrite, .protect = {source}, .zarr = options.format};
+  StoreOptions store{.overwrite = options.overwrite, .protect = {hdf5::file_of(source)}, .zarr = options.format};
   check_target(target, store);
 
   const RechunkLimits limits = rechunk_limits(options.max_mem, workers);
@@ -215,8 +221,9 @@ RechunkStoreResult rechunk_path(const std::string& source, const std::string& ta
 
   RechunkOptions rechunk{.method = options.method,
                          .block_size_limit = limits.block_limit,
-                         .scratch_dir = options.scratch_dir.empty() ? fs::absolute(target).parent_path().string()
-                                                                    : options.scratch_dir};
+                         .scratch_dir = options.scratch_dir.empty()
+                                            ? fs::absolute(hdf5::file_of(target)).parent_path().string()
+                                            : options.scratch_dir};
   store.compute = options.compute;
   store.compute.num_workers = workers;
   // The scheduler's budget makes max_mem a bound for every method: results held

@@ -22,6 +22,12 @@
 // sharded v3 store's shards are the Array's blocks, cut into
 // `zarr.inner_chunks`.
 //
+// A path "FILE.h5:/group/x" (FILE ending in .h5, .hdf5, .he5, .nc or .nc4)
+// is an HDF5 file holding the one dataset /group/x, chunked as the Array,
+// its chunks encoded by each block's task (`options.hdf5`: deflate or zstd,
+// shuffle) and written under libhdf5's lock (tessera/array/io/hdf5.hpp); a
+// .nc file gets NetCDF-4 dimension scales. A bare "out.h5" is refused.
+//
 // Across ranks (`compute.communicator`, tessera/scheduler/options.hpp), every
 // rank calls store with the same arguments: rank 0 makes the temporary store,
 // each rank writes the chunks of the blocks it runs, and rank 0 publishes the
@@ -35,6 +41,7 @@
 //   ta::store(ta::random({1 << 20}, 1 << 16), "r.npy");
 //   ta::store(x * 2.0, "out.zarr", {.compute = {.num_workers = 2}});
 //   ta::store(x, "v3.zarr", {.zarr = {.zarr_format = 3, .codec = "zstd:3", .inner_chunks = {32, 32}}});
+//   ta::store(x, "out.nc:/tas", {.hdf5 = {.codec = "gzip:4", .shuffle = true, .dimension_names = {"time", "lat"}}});
 // @endcode
 //
 // Thread-safe: may be called from any thread; two stores to one path (or one
@@ -45,6 +52,7 @@
 #include <vector>
 
 #include "tessera/array/array.hpp"
+#include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/zarr.hpp"
 
 namespace tessera::array {
@@ -60,6 +68,8 @@ struct StoreOptions {
   ComputeOptions compute = {};
   //! A zarr target's version, codec and sharding.
   zarr::Format zarr = {};
+  //! An HDF5 target's codec, shuffle and dimension names.
+  hdf5::Format hdf5 = {};
 };
 
 //! Computes `x` into `path` (see the file comment). Throws StorageError when the
