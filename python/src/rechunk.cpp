@@ -196,7 +196,8 @@ py::dict rechunk(const std::string& source, const std::string& target, const py:
 }  // namespace
 
 void bind_rechunk(py::module_& m) {
-  classes.error = new_class(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)), "The root of tessera's errors.");
+  classes.error =
+      new_class(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)), "The root of tessera's errors.");
   const py::handle error(classes.error);
   classes.chunk = new_class(m, "ChunkError", py::make_tuple(error, py::handle(PyExc_ValueError)),
                             "Chunks (or a size, a method, a codec) that do not fit the array.");
@@ -204,8 +205,9 @@ void bind_rechunk(py::module_& m) {
                               "A file or store that could not be read or written, or may not be replaced.");
   classes.type = new_class(m, "TypeError", py::make_tuple(error, py::handle(PyExc_TypeError)),
                            "A value of another type than the one expected.");
-  classes.value = new_class(m, "ValueError", py::make_tuple(error, py::handle(PyExc_ValueError)),
-                            "An argument tessera does not accept (a storage format, a count, a list of the wrong size).");
+  classes.value =
+      new_class(m, "ValueError", py::make_tuple(error, py::handle(PyExc_ValueError)),
+                "An argument tessera does not accept (a storage format, a count, a list of the wrong size).");
   classes.cancelled = new_class(m, "Cancelled", py::make_tuple(error), "A run stopped through its cancellation.");
   classes.task = new_class(m, "TaskError", py::make_tuple(error), "A task of a run failed.");
   classes.memory = m.attr("MemoryLimitError").ptr();
