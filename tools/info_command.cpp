@@ -68,15 +68,16 @@ void print_array(const std::string& path) {
     std::printf("Shard shape        : %s\n", ta::shape_str(m.chunk_shape).c_str());
     std::printf("Chunk shape        : %s (inside each shard)\n", ta::shape_str(m.inner_chunk_shape).c_str());
   }
-  if (!m.dimension_names.empty()) {
+  if (!m.dimension_names.empty())
     std::printf("Dimension names    : %s\n", printable(absl::StrJoin(m.dimension_names, ", ")).c_str());
-  }
   const std::vector<std::string> codecs = z.describe_codecs();
   for (size_t i = 0; i < codecs.size(); ++i) {
     std::printf("%s: %s\n", i == 0 ? "Codecs             " : "                   ", printable(codecs[i]).c_str());
   }
-  std::printf("No. bytes          : %llu (%s)\n", static_cast<unsigned long long>(nbytes), human(static_cast<double>(nbytes)).c_str());
-  std::printf("No. bytes stored   : %llu (%s)\n", static_cast<unsigned long long>(bytes), human(static_cast<double>(bytes)).c_str());
+  std::printf("No. bytes          : %llu (%s)\n", static_cast<unsigned long long>(nbytes),
+              human(static_cast<double>(nbytes)).c_str());
+  std::printf("No. bytes stored   : %llu (%s)\n", static_cast<unsigned long long>(bytes),
+              human(static_cast<double>(bytes)).c_str());
   if (bytes > 0) std::printf("Storage ratio      : %.1f\n", static_cast<double>(nbytes) / static_cast<double>(bytes));
   std::printf("Chunks initialized : %llu/%lld%s\n", static_cast<unsigned long long>(files),
               static_cast<long long>(z.chunks().total_blocks()), m.inner_chunk_shape.empty() ? "" : " (shards)");

@@ -34,7 +34,8 @@ const CLI::App& chosen(const CLI::App& app) {
 int usage_error(const CLI::App& app, const std::string& message) {
   const CLI::App& command = chosen(app);
   std::string name = command.get_name();
-  for (const CLI::App* at = command.get_parent(); at != nullptr; at = at->get_parent()) name = at->get_name() + " " + name;
+  for (const CLI::App* at = command.get_parent(); at != nullptr; at = at->get_parent())
+    name = at->get_name() + " " + name;
   std::fprintf(stderr, "%s: %s\n%sRun '%s --help' for more.\n", name.c_str(),
                tessera::tool::printable(message, true).c_str(), CLI::Formatter().make_usage(&command, name).c_str(),
                name.c_str());

@@ -249,12 +249,14 @@ int run(const Options& o) {
   const std::string target_option = o.shard ? "--shard" : "--chunks";
   const std::vector<ta::RechunkAxis> axes = parse_chunks(o.shard ? *o.shard : o.chunks, target_option);
   ta::zarr::Format format{.zarr_format = o.zarr_format, .codec = o.codec, .inner_chunks = {}};
-  if (o.shard) format.inner_chunks = positive_list(o.chunks, "--chunks", "with --shard, expected positive inner chunk sizes");
+  if (o.shard)
+    format.inner_chunks = positive_list(o.chunks, "--chunks", "with --shard, expected positive inner chunk sizes");
   const ta::RechunkMethod method = parse_method(o.method);
   const int64_t max_mem = ta::parse_bytes(o.max_mem);
   if (comm) return run_across(comm, src, dst, axes, format, max_mem, workers, overwrite);
   bound_allocators(max_mem);
-  for (const std::string& line : ta::clean_temporaries(dst)) std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
+  for (const std::string& line : ta::clean_temporaries(dst))
+    std::fprintf(stderr, "tessera rechunk: %s\n", line.c_str());
   std::error_code ec;
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
     throw InputError(dst, "exists; pass --overwrite to replace it");
@@ -353,7 +355,8 @@ void define_rechunk(CLI::App& rechunk, Action& action) {
   rechunk.add_option("SRC", o->src, "a .npy file, a zarr v2 or v3 array or an HDF5 dataset FILE.h5:/group/x");
   rechunk.add_option("DST", o->dst,
                      "the zarr store to write (a .npy file when it ends in .npy, FILE.h5:/x an HDF5 dataset)");
-  rechunk.add_option("--chunks", o->chunks, "one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)")
+  rechunk
+      .add_option("--chunks", o->chunks, "one entry per axis: a block size, -1 (whole axis), auto, or keep (as in SRC)")
       ->required()
       ->check(chunks_check());
   CLI::Option* max_mem = rechunk.add_option(
@@ -372,7 +375,8 @@ void define_rechunk(CLI::App& rechunk, Action& action) {
       ->check(CLI::Range(1, 4096));
   rechunk.add_flag("--overwrite", o->overwrite, "replace an existing DST of the kind written (otherwise refused)");
   rechunk.add_flag("--no-progress", o->no_progress, "draw no progress bar");
-  CLI::Option* dry = rechunk.add_flag("--dry-run", o->dry_run, "print the plan across --ranks ranks; read and write no data");
+  CLI::Option* dry =
+      rechunk.add_flag("--dry-run", o->dry_run, "print the plan across --ranks ranks; read and write no data");
   // Options of the run only.
   dry->excludes(rechunk.add_option("--scratch", o->scratch,
                                    "directory of the shuffle's scratch file and of spilled results (default: DST's)")

@@ -7,8 +7,9 @@
 #
 # BEFORE and AFTER (default: this checkout) are source folders, each with a
 # release build in BEFORE/build (lib/libtessera.so built). Both are measured
-# with this checkout's bench/overhead_phases.cpp, each against its own headers,
-# library and bench/overhead_dags.cpp. PHASES and DAGS (environment) choose the
+# with this checkout's bench/overhead/phases.cpp, each against its own headers,
+# library and bench/overhead/dags.cpp (bench/overhead_dags.cpp in a checkout from
+# before bench/overhead/ held the programs). PHASES and DAGS (environment) choose the
 # rows (default: build plan run1 lim1 e2e1; tree_sum chains stencil). Prints a
 # markdown table: instructions (Ir), simulated D1 and last-level cache misses,
 # and mispredicted branches of callgrind's simple predictor (an address-indexed
@@ -25,9 +26,11 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/overhead-phases.XXXXXX")
 for side in before after; do
   root=${!side}
   [ -e "$root/build/lib/libtessera.so" ] || { echo "phases.sh: no $root/build/lib/libtessera.so (build it first)" >&2; exit 1; }
+  dags_src=$root/bench/overhead/dags.cpp
+  [ -e "$dags_src" ] || dags_src=$root/bench/overhead_dags.cpp  # a checkout from before the move
   # The flags of bench_overhead in a release build.
   c++ -std=c++20 -O3 -DNDEBUG -D_FILE_OFFSET_BITS=64 -pthread -I"$root/bench" -I"$root/include" \
-    $(pkg-config --cflags eigen3) "$here/bench/overhead_phases.cpp" "$root/bench/overhead_dags.cpp" \
+    $(pkg-config --cflags eigen3) "$here/bench/overhead/phases.cpp" "$dags_src" \
     -o "$out/$side" -L"$root/build/lib" -Wl,-rpath,"$root/build/lib" -ltessera \
     $(pkg-config --libs tbb absl_hash absl_raw_hash_set)
 done

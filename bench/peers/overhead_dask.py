@@ -1,6 +1,6 @@
 """The overhead benchmark's dask peer: dask.threaded.get on the same DAGs as tessera.
 
-bench_overhead writes each DAG as a tessera-graph/1 file (bench/overhead_dags.cpp)
+bench_overhead writes each DAG as a tessera-graph/1 file (bench/overhead/dags.cpp)
 and runs this script with /usr/bin/python3 (Debian's python3-dask). For each file it
 prints one JSON line:
 

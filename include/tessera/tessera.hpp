@@ -24,6 +24,7 @@
 #include "tessera/graph/key.hpp"
 #include "tessera/graph/key_split.hpp"
 #include "tessera/graph/task.hpp"
+#include "tessera/graph/token.hpp"
 #include "tessera/graph/value.hpp"
 
 #include "tessera/optimize/fuse.hpp"

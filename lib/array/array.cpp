@@ -1,10 +1,6 @@
 #include "tessera/array/array.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <random>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -18,32 +14,6 @@
 
 namespace tessera::array {
 namespace {
-
-// FNV-1a over the parts, each followed by a separator byte so ("ab", "c") and
-// ("a", "bc") differ; then a splitmix64 finalizer to spread the bits.
-uint64_t hash_parts(std::initializer_list<std::string_view> parts) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  auto mix = [&](unsigned char c) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  };
-  for (std::string_view p : parts) {
-    for (char c : p) mix(static_cast<unsigned char>(c));
-    mix(0xff);
-  }
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  h ^= h >> 31;
-  return h;
-}
-
-std::string hex16(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
 
 // The only element of a one-element array.
 Scalar element_scalar(const NDArray& a) {
@@ -91,39 +61,6 @@ void check_block(const NDArray& block, const Shape& shape, DType dtype, const Ke
     throw ChunkError(absl::StrCat(function, " made block ", key.str(), " as a ", block.describe(),
                                   ", expected a ", std::string(dtype.name()), " array of shape ", shape_str(shape)));
   }
-}
-
-std::string token(std::initializer_list<std::string_view> parts) { return hex16(hash_parts(parts)); }
-
-namespace {
-
-// unique_token's salt and counter.
-struct UniqueTokens {
-  std::atomic<uint64_t> salt{std::random_device{}() ^
-                             static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())};
-  std::atomic<uint64_t> counter{0};
-};
-
-UniqueTokens& unique_tokens() {
-  static UniqueTokens t;
-  return t;
-}
-
-}  // namespace
-
-std::string unique_token() {
-  // A per-process random salt keeps tokens of two processes apart too (they may
-  // meet in one graph file or profile); the ranks of one job share theirs
-  // (seed_unique_tokens).
-  UniqueTokens& t = unique_tokens();
-  std::string s = std::to_string(t.salt.load()), n = std::to_string(t.counter.fetch_add(1));
-  return token({"unique", s, n});
-}
-
-void seed_unique_tokens(uint64_t seed) {
-  UniqueTokens& t = unique_tokens();
-  t.salt.store(seed);
-  t.counter.store(0);
 }
 
 Array::Array(std::string name, Chunks chunks, DType dtype, Graph layer, std::vector<Array> inputs)

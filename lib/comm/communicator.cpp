@@ -223,7 +223,8 @@ class ThreadCommunicator final : public Communicator {
   std::optional<Message> try_receive_from(int source, FunctionRef<bool(int tag, size_t bytes)> take) override {
     Mailbox& box = group_->mailboxes[static_cast<size_t>(rank_)];
     std::lock_guard lock(box.mutex);
-    auto it = std::find_if(box.messages.begin(), box.messages.end(), [&](const Message& m) { return m.source == source; });
+    auto it =
+        std::find_if(box.messages.begin(), box.messages.end(), [&](const Message& m) { return m.source == source; });
     if (it == box.messages.end() || !take(it->tag, it->bytes.size)) return std::nullopt;
     Message m = std::move(*it);
     box.messages.erase(it);

@@ -10,9 +10,9 @@
 #include <absl/strings/str_cat.h>
 
 #include "diagnostics/write_file.hpp"
-#include "tessera/array/array.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/key_split.hpp"
+#include "tessera/graph/token.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/keys.hpp"
 
@@ -112,9 +112,9 @@ Key call_key(std::string_view function_name, const std::optional<std::string>& i
     // (string parts carry their length).
     std::string joined;
     for (std::string_view p : all) absl::StrAppend(&joined, p.size(), "#", std::string(p), "|");
-    tok = array::token({"delayed", joined});
+    tok = token({"delayed", joined});
   } else {
-    tok = array::unique_token();
+    tok = unique_token();
   }
   return Key(absl::StrCat(std::string(function_name), "-", tok));
 }

@@ -68,7 +68,8 @@ struct Report::Data {
   std::vector<Held> held;
   std::vector<double> started;  // by task id, during a run: 0 not started, -1 finished
   std::vector<int> started_worker;
-  absl::node_hash_map<std::string, size_t> group_total;  // node: hooks keep pointers to its values  // tasks per key_split group, over all runs
+  // Tasks per key_split group, over all runs (a node map: hooks keep pointers to its values).
+  absl::node_hash_map<std::string, size_t> group_total;
   size_t last_peak = 0;         // RunState::peak_bytes when `held` was last appended
 
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count(); }

@@ -11,7 +11,8 @@ namespace tessera {
 namespace {
 
 bool all_alpha(std::string_view w) {
-  return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)); });
+  return !w.empty() &&
+         std::all_of(w.begin(), w.end(), [](char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)); });
 }
 
 bool is_hex(std::string_view w) {

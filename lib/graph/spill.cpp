@@ -4,7 +4,7 @@
 
 #include <absl/strings/str_cat.h>
 
-#include "storage/padding.hpp"
+#include "base/padding.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera {
@@ -23,7 +23,7 @@ void BytesWriter::write(const void* data, size_t size) {
 }
 
 void BytesWriter::align(size_t alignment) {
-  bytes_.resize(bytes_.size() + storage::padding_to(alignment, bytes_.size()), std::byte{0});
+  bytes_.resize(bytes_.size() + base::padding_to(alignment, bytes_.size()), std::byte{0});
 }
 
 std::vector<std::byte>& PartsWriter::open_part() {
@@ -40,7 +40,7 @@ void PartsWriter::write(const void* data, size_t size) {
 }
 
 void PartsWriter::align(size_t alignment) {
-  const size_t padding = storage::padding_to(alignment, size_);
+  const size_t padding = base::padding_to(alignment, size_);
   if (padding == 0) return;
   std::vector<std::byte>& part = open_part();
   part.resize(part.size() + padding, std::byte{0});
@@ -78,7 +78,7 @@ void BytesReader::read(void* data, size_t size) {
   if (size > 0) std::memcpy(data, p, size);
 }
 
-void BytesReader::align(size_t alignment) { take(storage::padding_to(alignment, pos_)); }
+void BytesReader::align(size_t alignment) { take(base::padding_to(alignment, pos_)); }
 
 std::shared_ptr<const std::byte> BytesReader::map(size_t size) {
   const std::byte* p = take(size);

@@ -388,7 +388,9 @@ class Reader {
     };
     od::document d;
     od::array arr;
-    if (inner.iterate(wrapped.data(), wrapped.size(), wrapped.size() + simdjson::SIMDJSON_PADDING).get(d) || d.get_array().get(arr)) bad();
+    if (inner.iterate(wrapped.data(), wrapped.size(), wrapped.size() + simdjson::SIMDJSON_PADDING).get(d) ||
+        d.get_array().get(arr))
+      bad();
     std::optional<Key> k;
     // Messages from key() quote this buffer, not the file's.
     const char* outer_end = end_;

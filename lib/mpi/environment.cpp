@@ -8,7 +8,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "mpi/require.hpp"
-#include "tessera/array/array.hpp"
+#include "tessera/graph/token.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::mpi {
@@ -29,7 +29,8 @@ const char* thread_level_name(int level) {
 void detail::require_initialized(const char* what) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) throw Error(absl::StrCat(what, ": MPI is not initialized (make a tessera::mpi::Environment first)"));
+  if (!initialized)
+    throw Error(absl::StrCat(what, ": MPI is not initialized (make a tessera::mpi::Environment first)"));
 }
 
 Environment::Environment(int& argc, char**& argv) : owns_(false) {
@@ -54,7 +55,7 @@ Environment::Environment(int& argc, char**& argv) : owns_(false) {
   uint64_t seed = std::random_device{}();
   seed = (seed << 32) ^ std::random_device{}();
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  array::seed_unique_tokens(seed);
+  seed_unique_tokens(seed);
 }
 
 Environment::~Environment() {

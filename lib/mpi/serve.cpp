@@ -97,7 +97,8 @@ class Server {
       spmd::RemoteError r = spmd::make_remote_error(ns_.id(), method, error);
       bytes = to_wire(Value(ValueList{Value(seq), Value(false), Value(r.type), Value(r.message)}));
     }
-    check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kReplyTag, ctl_), "MPI_Send of an answer");
+    check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kReplyTag, ctl_),
+          "MPI_Send of an answer");
     return true;
   }
 

@@ -9,7 +9,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
-#include "storage/sanitizers.hpp"
+#include "base/sanitizers.hpp"
 
 #if TESSERA_TSAN
 #include <thread>

@@ -21,7 +21,7 @@
 #include "across.hpp"
 #include "run.hpp"
 #include "split_across.hpp"
-#include "storage/sanitizers.hpp"
+#include "base/sanitizers.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 

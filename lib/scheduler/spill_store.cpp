@@ -17,7 +17,7 @@
 #include <absl/strings/strip.h>
 
 #include "storage/owner.hpp"
-#include "storage/padding.hpp"
+#include "base/padding.hpp"
 #include "tessera/graph/error.hpp"
 
 namespace tessera::detail {
@@ -43,7 +43,7 @@ class FileWriter final : public SpillWriter {
   }
   void align(size_t alignment) override {
     static const std::byte zeros[kPage] = {};
-    write(zeros, storage::padding_to(alignment, pos_));
+    write(zeros, base::padding_to(alignment, pos_));
   }
   uint64_t finish() {
     flush();

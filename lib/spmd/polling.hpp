@@ -77,7 +77,9 @@ class PollGate {
   //! A second stall this soon after the first closes the gate.
   static constexpr std::chrono::milliseconds kConfirm{100};
 
-  bool open(PollClock::time_point now) const { return now.time_since_epoch().count() >= closed_until_.load(std::memory_order_relaxed); }
+  bool open(PollClock::time_point now) const {
+    return now.time_since_epoch().count() >= closed_until_.load(std::memory_order_relaxed);
+  }
 
   //! A poller saw a yield slower than kSlowYield at `now`.
   void close(PollClock::time_point now) {

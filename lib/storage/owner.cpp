@@ -12,7 +12,7 @@
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
-#include "tessera/array/array.hpp"
+#include "tessera/graph/token.hpp"
 
 namespace tessera::storage {
 namespace {
@@ -38,7 +38,7 @@ std::string kernel_field() {
   char ns[64] = {};
   const ssize_t n = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
   if (n < 0) ns[0] = '\0';
-  return array::token({"tessera-owner", host, read_small("/proc/sys/kernel/random/boot_id"), ns});
+  return token({"tessera-owner", host, read_small("/proc/sys/kernel/random/boot_id"), ns});
 }
 
 // The kernel field, computed once per process: a thread's cached copy is

@@ -33,7 +33,8 @@ class Kept {
     std::lock_guard lock(mutex_);
     auto best = kept_.end();
     for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->length >= length && it->length - length <= length / 4 && (best == kept_.end() || it->length < best->length)) {
+      if (it->length >= length && it->length - length <= length / 4 &&
+          (best == kept_.end() || it->length < best->length)) {
         best = it;
       }
     }
@@ -62,7 +63,8 @@ class Kept {
         kept_.erase(kept_.begin());
       }
     }
-    for (const Pages& g : gone) ::munmap(g.data, g.length);  // outside the lock: munmap of a large mapping takes a while
+    for (const Pages& g : gone)
+      ::munmap(g.data, g.length);  // outside the lock: munmap of a large mapping takes a while
   }
 
   void release() {

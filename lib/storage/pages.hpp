@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "storage/sanitizers.hpp"
+#include "base/sanitizers.hpp"
 
 namespace tessera::detail {
 

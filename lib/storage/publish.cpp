@@ -226,8 +226,9 @@ void check_target(const std::string& given, const PublishOptions& options) {
   if (!options.overwrite) throw StorageError(path, "the target exists; pass overwrite to replace it");
   const fs::path canonical = fs::weakly_canonical(fs::absolute(path), ec);
   if (holds(canonical, fs::current_path(ec))) {
-    refuse(path, options.kind, fs::equivalent(canonical, fs::current_path(), ec) ? "the working directory"
-                                                                                 : "a folder holding the working directory");
+    refuse(path, options.kind,
+           fs::equivalent(canonical, fs::current_path(), ec) ? "the working directory"
+                                                             : "a folder holding the working directory");
   }
   for (const std::string& p : options.protect) {
     const fs::path other = fs::weakly_canonical(fs::absolute(p), ec);

@@ -67,7 +67,8 @@ void check_target(const std::string& path, const PublishOptions& options);
 //! Cleans what killed runs left next to `path`: removes their temporaries, and
 //! puts back an old output a run had renamed aside when `path` is missing (or
 //! removes it when `path` holds the new one). Entries whose owner is not known
-//! to be gone (owner.hpp: running here, or made on another host) are left alone. Returns one line per entry handled, for a message.
+//! to be gone (owner.hpp: running here, or made on another host) are left alone. Returns one line per entry handled,
+//! for a message.
 std::vector<std::string> clean_stale(const std::string& path);
 
 //! Writes an output: check_target, clean_stale, `write(tmp)` at a temporary

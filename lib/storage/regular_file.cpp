@@ -31,7 +31,8 @@ std::optional<RegularFile> open_regular(const std::string& path, int flags, bool
   }
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw StorageError(path, "cannot stat", errno);
-  if (!S_ISREG(st.st_mode)) throw StorageError(path, absl::StrCat("expected a regular file, found ", kind_of(st.st_mode)));
+  if (!S_ISREG(st.st_mode))
+    throw StorageError(path, absl::StrCat("expected a regular file, found ", kind_of(st.st_mode)));
   return RegularFile{std::move(f), static_cast<uint64_t>(st.st_size)};
 }
 

@@ -75,14 +75,16 @@ ta::AxisChunks axis_chunks(const py::handle& h) {
   if (h.is_none()) return ta::AxisChunks(std::nullopt);
   if (py::isinstance<py::str>(h)) return ta::AxisChunks(h.cast<std::string>());
   if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) return ta::AxisChunks(h.cast<int64_t>());
-  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) return ta::AxisChunks(h.cast<std::vector<int64_t>>());
+  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h))
+    return ta::AxisChunks(h.cast<std::vector<int64_t>>());
   throw ChunkError("chunks: expected an int, -1, None, 'auto' or a tuple of sizes per axis, found " + short_repr(h));
 }
 
 // A chunk specification as dask's normalize_chunks takes it: an int, "auto" (or "64MiB"), or one entry per axis.
 ta::ChunkSpec chunk_spec(const py::object& chunks) {
   if (py::isinstance<py::str>(chunks)) return ta::ChunkSpec(chunks.cast<std::string>());
-  if (py::isinstance<py::int_>(chunks) && !py::isinstance<py::bool_>(chunks)) return ta::ChunkSpec(chunks.cast<int64_t>());
+  if (py::isinstance<py::int_>(chunks) && !py::isinstance<py::bool_>(chunks))
+    return ta::ChunkSpec(chunks.cast<int64_t>());
   if (py::isinstance<py::tuple>(chunks) || py::isinstance<py::list>(chunks)) {
     std::vector<ta::AxisChunks> axes;
     for (const py::handle h : chunks) axes.push_back(axis_chunks(h));
@@ -258,14 +260,16 @@ Example
            "The array converted to another dtype (lazy), as numpy's astype: x.astype('float32').")
       .def("transpose", [](const ta::Array& x, const py::args& axes) {
              if (axes.empty()) return ta::transpose(x);
-             if (axes.size() == 1 && !py::isinstance<py::int_>(axes[0])) return ta::transpose(x, axes[0].cast<std::vector<int>>());
+             if (axes.size() == 1 && !py::isinstance<py::int_>(axes[0]))
+               return ta::transpose(x, axes[0].cast<std::vector<int>>());
              return ta::transpose(x, axes.cast<std::vector<int>>());
            },
            "The array with its axes reversed, or permuted as the axes given say (numpy's transpose; lazy).")
       .def_property_readonly("T", [](const ta::Array& x) { return ta::transpose(x); },
                              "The array with its axes reversed.")
       .def("__matmul__", [](const ta::Array& a, const ta::Array& b) { return ta::matmul(a, b); })
-      .def("__neg__", [](const ta::Array& a) { return ta::elementwise(ta::BinaryOp::multiply, a, ta::Scalar(int64_t{-1})); });
+      .def("__neg__",
+           [](const ta::Array& a) { return ta::elementwise(ta::BinaryOp::multiply, a, ta::Scalar(int64_t{-1})); });
   struct Op {
     const char* name;
     const char* rname;
@@ -275,8 +279,10 @@ Example
                       Op{"__mul__", "__rmul__", ta::BinaryOp::multiply},
                       Op{"__truediv__", "__rtruediv__", ta::BinaryOp::divide}}) {
     const ta::BinaryOp op = o.op;
-    cls.def(o.name, [op](const ta::Array& a, const py::object& b) { return binary(op, a, b, false); }, py::is_operator());
-    cls.def(o.rname, [op](const ta::Array& a, const py::object& b) { return binary(op, a, b, true); }, py::is_operator());
+    cls.def(
+        o.name, [op](const ta::Array& a, const py::object& b) { return binary(op, a, b, false); }, py::is_operator());
+    cls.def(
+        o.rname, [op](const ta::Array& a, const py::object& b) { return binary(op, a, b, true); }, py::is_operator());
   }
   // numpy defers to our reflected operators instead of broadcasting over an Array as an object.
   cls.attr("__array_priority__") = 100;

@@ -10,7 +10,7 @@
 //   - inside a task, an argument is a nested task, a list (evaluated item by item),
 //     a key of the graph (its value), or a literal passed as it is.
 // A task becomes one tessera Task that reads its distinct keys; its body is the
-// task's expression compiled to a small tree (PyTask) that the worker evaluates
+// task's expression compiled to a small tree (PyTask, task_expr.hpp) that the worker evaluates
 // under the GIL, calling the Python functions by vectorcall. A call of a dask
 // SubgraphCallable (dask.array's blockwise tasks) is compiled with its inner
 // graph: the arguments bound to its inkeys, its inner keys evaluated in

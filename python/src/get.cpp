@@ -34,6 +34,7 @@
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"
 #include "tessera/diagnostics/report.hpp"
+#include "tessera/diagnostics/resource_profiler.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/optimize/graph_ops.hpp"
 #include "tessera/optimize/fuse.hpp"
@@ -301,6 +302,9 @@ void bind_get(py::module_& m) {
         "The keys that `keys` need, each with the keys it reads.");
   m.def("_fuse_chains", &fuse_chains, py::arg("dsk"), py::arg("keys"),
         "The chains tessera's fuse merges in a dask graph, and the dependencies once merged.");
+  // The one reader of the process's RSS (statm) that the C++ budget and profilers use.
+  m.def("_resident_bytes", &diagnostics::resident_bytes,
+        "The process's resident memory in bytes now (0 when unknown).");
 }
 
 }  // namespace tessera::python

@@ -198,7 +198,8 @@ py::dict rechunk(const std::string& source, const std::string& target, const py:
 }  // namespace
 
 void bind_rechunk(py::module_& m) {
-  classes.error = new_class(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)), "The root of tessera's errors.");
+  classes.error =
+      new_class(m, "Error", py::make_tuple(py::handle(PyExc_RuntimeError)), "The root of tessera's errors.");
   const py::handle error(classes.error);
   classes.chunk = new_class(m, "ChunkError", py::make_tuple(error, py::handle(PyExc_ValueError)),
                             "Chunks (or a size, a method, a codec) that do not fit the array.");

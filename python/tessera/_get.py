@@ -335,22 +335,11 @@ def _check_memory_limit(memory_limit):
     return int(memory_limit)
 
 
-def _resident_bytes():
-    """The process's resident memory now (Linux: /proc/self/statm), else 0."""
-    import os
-
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def _results_limit(memory_limit):
     """The bytes a run's results may hold under ``memory_limit``, which bounds the
     process: what it holds when the run starts (the interpreter, its modules, the
     graph, the caller's data) counts against the limit, the results get the rest."""
-    start = _resident_bytes()
+    start = _tessera._resident_bytes()
     if memory_limit <= start:
         raise _tessera.MemoryLimitError(
             f"memory_limit of {memory_limit / 2**20:.1f} MiB is no more than the {start / 2**20:.1f} MiB the process "

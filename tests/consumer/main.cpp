@@ -1,4 +1,4 @@
-// An outside program using an installed tessera: the README's "A taste", built by
+// An outside program using an installed tessera: the README's C++ example and more, built by
 // tests/consumer/run.sh through pkg-config (meson.build) and through CMake
 // (CMakeLists.txt), without -rdynamic. Exits non-zero when a result is wrong.
 #include <tessera/tessera.hpp>

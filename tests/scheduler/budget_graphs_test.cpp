@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/sanitizers.hpp"
+#include "base/sanitizers.hpp"
 #include "tessera/graph_file/graph_file.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "testing.hpp"

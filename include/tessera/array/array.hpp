@@ -40,6 +40,7 @@
 #include "tessera/array/core/scalar.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
+#include "tessera/graph/token.hpp"
 #include "tessera/scheduler/options.hpp"
 
 namespace tessera::array {
@@ -134,21 +135,10 @@ class Array {
   std::shared_ptr<const State> state_;
 };
 
-//! A deterministic token for an operation and its parameters, as dask's
-//! `tokenize`: `token("sum", x.name(), "axis=0")` gives 16 hex digits; the same
-//! parts always give the same token.
-std::string token(std::initializer_list<std::string_view> parts);
-//! A token never given before in this process, for inputs that cannot be hashed
-//! (callables, in-memory data).
-std::string unique_token();
-//! Restarts unique_token() from `seed`: processes that seed alike and then build
-//! the same arrays in the same order give them the same names, as a run across
-//! ranks needs (every rank builds the graph; the names say which task is which).
-//! tessera::mpi::Environment seeds every rank with rank 0's random seed. Call it
-//! before building arrays, from one thread.
-//! @code
-//!   tessera::array::seed_unique_tokens(42);   // on every rank
-//! @endcode
-void seed_unique_tokens(uint64_t seed);
+// The names of array layers are tessera::token()s (graph/token.hpp); these keep
+// the spelling tessera::array::token() working.
+using tessera::seed_unique_tokens;
+using tessera::token;
+using tessera::unique_token;
 
 }  // namespace tessera::array

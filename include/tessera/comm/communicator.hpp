@@ -58,7 +58,8 @@ struct Message {
   SharedBytes bytes;  //!< its content, shared: a value read from it may view it (an NDArray's block)
 };
 
-//! The seam between tessera and a message layer (MPI or a test's fake): this rank, the number of ranks, and the collectives tessera needs.
+//! The seam between tessera and a message layer (MPI or a test's fake): this rank, the number of ranks, and the
+//! collectives tessera needs.
 class Communicator {
  public:
   virtual ~Communicator() = default;

@@ -20,8 +20,9 @@
 // @code
 //   struct Histogram { std::vector<uint64_t> bins; size_t nbytes() const { return bins.size() * 8; } };
 //   template <> struct tessera::Spillable<Histogram> {
-//     static void serialize(const Histogram& h, tessera::SpillWriter& w) { tessera::Spillable<std::vector<uint64_t>>::serialize(h.bins, w); }
-//     static Histogram deserialize(tessera::SpillReader& r) { return {tessera::Spillable<std::vector<uint64_t>>::deserialize(r)}; }
+//     using Bins = tessera::Spillable<std::vector<uint64_t>>;
+//     static void serialize(const Histogram& h, tessera::SpillWriter& w) { Bins::serialize(h.bins, w); }
+//     static Histogram deserialize(tessera::SpillReader& r) { return {Bins::deserialize(r)}; }
 //   };
 // @endcode
 //

@@ -6,8 +6,8 @@
 // MPI with MPI_THREAD_MULTIPLE, because engines and the scheduler's workers call
 // MPI from threads of their own, and finalizes it when destroyed. When the program
 // initialized MPI itself, Environment only checks the thread level and leaves
-// finalizing to the program. Either way it seeds array::unique_token() on
-// every rank with rank 0's seed (array.hpp's seed_unique_tokens), so that the
+// finalizing to the program. Either way it seeds tessera::unique_token() on
+// every rank with rank 0's seed (graph/token.hpp's seed_unique_tokens), so that the
 // arrays every rank builds alike have the same names, as a run across ranks
 // needs: the constructor is collective (every rank makes its Environment).
 //

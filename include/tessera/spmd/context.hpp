@@ -54,9 +54,15 @@ constexpr NumberKind number_kind() {
   } else if constexpr (std::is_floating_point_v<T>) {
     return sizeof(T) == 4 ? NumberKind::f32 : sizeof(T) == 8 ? NumberKind::f64 : NumberKind::long_double;
   } else if constexpr (std::is_signed_v<T>) {
-    return sizeof(T) == 1 ? NumberKind::i8 : sizeof(T) == 2 ? NumberKind::i16 : sizeof(T) == 4 ? NumberKind::i32 : NumberKind::i64;
+    return sizeof(T) == 1   ? NumberKind::i8
+           : sizeof(T) == 2 ? NumberKind::i16
+           : sizeof(T) == 4 ? NumberKind::i32
+                            : NumberKind::i64;
   } else {
-    return sizeof(T) == 1 ? NumberKind::u8 : sizeof(T) == 2 ? NumberKind::u16 : sizeof(T) == 4 ? NumberKind::u32 : NumberKind::u64;
+    return sizeof(T) == 1   ? NumberKind::u8
+           : sizeof(T) == 2 ? NumberKind::u16
+           : sizeof(T) == 4 ? NumberKind::u32
+                            : NumberKind::u64;
   }
 }
 }  // namespace detail

@@ -151,7 +151,8 @@ Buffer Buffer::allocate(size_t size, bool zero) {
   if (size > kCached) {
     const tessera::detail::Pages pages = tessera::detail::take_pages(size);
     tessera::detail::prefault_pages(pages.data, size);
-    if (zero && !pages.zero) std::memset(pages.data, 0, size);  // kept pages hold old data, or zeros where the kernel took them
+    if (zero && !pages.zero)
+      std::memset(pages.data, 0, size);  // kept pages hold old data, or zeros where the kernel took them
     return Buffer(std::shared_ptr<std::byte>(pages.data, [pages](std::byte*) { tessera::detail::keep_pages(pages); }),
                   size, true);
   }
@@ -358,7 +359,8 @@ NDArray NDArray::astype(DType dtype) const {
     dispatch(dtype, [&]<class D>() {
       if (flat) {  // one Eigen expression over both blocks (bench/algebra's astype row)
         const auto n = static_cast<Eigen::Index>(size());
-        TensorMap<D, 1>(out.data<D>(), n) = converted<D, S>(TensorMap<const S, 1>(reinterpret_cast<const S*>(data()), n));
+        TensorMap<D, 1>(out.data<D>(), n) =
+            converted<D, S>(TensorMap<const S, 1>(reinterpret_cast<const S*>(data()), n));
         return;
       }
       detail::for_each_row<2>(shape_, {out.data(), data()}, {&out.strides_, &strides_},
@@ -509,7 +511,8 @@ void NDArray::assign(const NDArray& src) const {
                                 copy_row(p[0], p[1], static_cast<size_t>(count) * item, stream);
                                 return;
                               }
-                              for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
+                              for (int64_t j = 0; j < count; ++j)
+                                std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
                             });
   });
   if (stream) store_fence();

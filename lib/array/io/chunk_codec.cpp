@@ -76,7 +76,9 @@ class Pipeline final : public ChunkCodec {
       }
       const size_t n = s_.codecs[k]->decode(cur, dst);
       if (sizes_[k] != 0 && n != sizes_[k]) {
-        throw CodecError(absl::StrCat(s_.codecs[k]->name(), " decoded to ", n, " bytes, expected ", sizes_[k], k == 0 ? absl::StrCat(" (", s_.dtype.name(), " ", shape_str(s_.chunk_shape), ")") : ""));
+        throw CodecError(
+            absl::StrCat(s_.codecs[k]->name(), " decoded to ", n, " bytes, expected ", sizes_[k],
+                         k == 0 ? absl::StrCat(" (", s_.dtype.name(), " ", shape_str(s_.chunk_shape), ")") : ""));
       }
       cur = Bytes(dst.data(), n);
     }
@@ -163,7 +165,8 @@ void copy_from_scratch(const NDArray& scratch, const NDArray& out) {
                               std::memcpy(p[0], p[1], static_cast<size_t>(count) * item);
                               return;
                             }
-                            for (int64_t j = 0; j < count; ++j) std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
+                            for (int64_t j = 0; j < count; ++j)
+                              std::memcpy(p[0] + j * inner[0], p[1] + j * inner[1], item);
                           });
 }
 

@@ -29,7 +29,8 @@ uint32_t read_le(const std::byte* p, size_t n) {
 
 const PyLiteral& entry(const PyLiteral& dict, std::string_view key, PyLiteral::Kind kind, const std::string& path) {
   const PyLiteral* v = dict.find(key);
-  if (v == nullptr) throw StorageError(path, absl::StrCat("bad .npy header: expected the key '", std::string(key), "'"));
+  if (v == nullptr)
+    throw StorageError(path, absl::StrCat("bad .npy header: expected the key '", std::string(key), "'"));
   if (v->kind != kind) {
     PyLiteral want;
     want.kind = kind;
@@ -76,8 +77,8 @@ Shape header_shape(const PyLiteral& dict, DType dtype, const std::string& path) 
 
 std::string header_text(DType dtype, const Shape& shape, bool fortran_order, bool big_endian) {
   std::string dims = shape.size() == 1 ? absl::StrCat("(", shape[0], ",)") : shape_str(shape);
-  return absl::StrCat("{'descr': '", big_endian ? dtype.big_endian_str() : dtype.str(), "', 'fortran_order': ", fortran_order ? "True" : "False",
-                      ", 'shape': ", dims, ", }");
+  return absl::StrCat("{'descr': '", big_endian ? dtype.big_endian_str() : dtype.str(),
+                      "', 'fortran_order': ", fortran_order ? "True" : "False", ", 'shape': ", dims, ", }");
 }
 
 // The whole preamble: magic, version, length and the dict padded with spaces and a
@@ -191,7 +192,8 @@ NDArray create(const std::string& path, DType dtype, const Shape& shape, bool fo
   const size_t nbytes = checked_nbytes(dtype, shape, path);
   auto file = MappedFile::create(path, head.size() + nbytes);
   std::memcpy(file->data(), head.data(), head.size());
-  Strides strides = fortran_order ? NDArray::f_strides(shape, dtype.itemsize()) : NDArray::c_strides(shape, dtype.itemsize());
+  Strides strides =
+      fortran_order ? NDArray::f_strides(shape, dtype.itemsize()) : NDArray::c_strides(shape, dtype.itemsize());
   return NDArray(file->region(head.size(), nbytes), dtype, shape, std::move(strides), 0);
 }
 

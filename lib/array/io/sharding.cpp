@@ -77,7 +77,8 @@ class Sharding final : public ChunkCodec {
     // Every inner chunk at its worst, and the index.
     const unsigned __int128 most =
         static_cast<unsigned __int128>(count_) * s_.inner->max_encoded_size() + s_.index_nbytes;
-    max_bytes_ = most > std::numeric_limits<size_t>::max() ? std::numeric_limits<size_t>::max() : static_cast<size_t>(most);
+    max_bytes_ =
+        most > std::numeric_limits<size_t>::max() ? std::numeric_limits<size_t>::max() : static_cast<size_t>(most);
     raw_inner_ = s_.inner->raw() && !grid_.empty();
     if (raw_inner_) raw_strides_ = s_.inner->raw_strides();
     inner_nbytes_ = s_.dtype.itemsize();
@@ -328,7 +329,8 @@ class Sharding final : public ChunkCodec {
 
   NDArray region(const NDArray& shard, const std::vector<int64_t>& idx) const {
     std::vector<Slice> r;
-    for (size_t a = 0; a < idx.size(); ++a) r.emplace_back(idx[a] * s_.inner_shape[a], (idx[a] + 1) * s_.inner_shape[a]);
+    for (size_t a = 0; a < idx.size(); ++a)
+      r.emplace_back(idx[a] * s_.inner_shape[a], (idx[a] + 1) * s_.inner_shape[a]);
     return shard.slice(r);
   }
 

@@ -97,8 +97,9 @@ class FileSource final : public detail::ChunkSource {
       const ssize_t n = ::pread(file_.file.fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        throw codec::CodecError(absl::StrCat("cannot read ", out.size(), " bytes at offset ", offset,
-                                             n < 0 ? absl::StrCat(": ", std::strerror(errno)) : ": the file is shorter"));
+        throw codec::CodecError(
+            absl::StrCat("cannot read ", out.size(), " bytes at offset ", offset,
+                         n < 0 ? absl::StrCat(": ", std::strerror(errno)) : ": the file is shorter"));
       }
       done += static_cast<size_t>(n);
     }
@@ -198,7 +199,8 @@ size_t Store::chunk_nbytes() const {
 
 NDArray Store::full_chunk(Buffer bytes) const {
   Strides strides = codec_->raw_strides();
-  if (strides.size() != meta_.chunk_shape.size()) strides = NDArray::c_strides(meta_.chunk_shape, meta_.dtype.itemsize());
+  if (strides.size() != meta_.chunk_shape.size())
+    strides = NDArray::c_strides(meta_.chunk_shape, meta_.dtype.itemsize());
   return NDArray(std::move(bytes), meta_.dtype, meta_.chunk_shape, std::move(strides), 0);
 }
 
@@ -384,7 +386,8 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
     if (!format.inner_chunks.empty()) throw ValueError("sharding (inner chunks) needs zarr_format 3");
     json filters = nullptr;
     for (const std::string& spec : format.filters) filters.push_back(codec::filter_from_spec(spec, dtype)->v2_json());
-    m.codecs_json = json{{"compressor", compressor ? compressor->v2_json() : json(nullptr)}, {"filters", filters}}.dump();
+    m.codecs_json =
+        json{{"compressor", compressor ? compressor->v2_json() : json(nullptr)}, {"filters", filters}}.dump();
   } else {
     if (!format.filters.empty()) {
       throw ValueError("filters (delta, fixedscaleoffset) are zarr v2's; zarr_format 3 has none");
@@ -402,13 +405,13 @@ Store create(const std::string& path, DType dtype, const Shape& shape, const Sha
     }
     if (!format.inner_chunks.empty()) {
       if (format.inner_chunks.size() != shape.size()) {
-        throw ChunkError(absl::StrCat("inner chunks ", shape_str(format.inner_chunks), ": expected one size per axis of shape ",
-                                      shape_str(shape)));
+        throw ChunkError(absl::StrCat("inner chunks ", shape_str(format.inner_chunks),
+                                      ": expected one size per axis of shape ", shape_str(shape)));
       }
       for (size_t a = 0; a < shape.size(); ++a) {
         if (format.inner_chunks[a] <= 0 || chunk_shape[a] % format.inner_chunks[a] != 0) {
-          throw ChunkError(absl::StrCat("inner chunks ", shape_str(format.inner_chunks), " must divide the shard shape ",
-                                        shape_str(chunk_shape), " (axis ", a, ")"));
+          throw ChunkError(absl::StrCat("inner chunks ", shape_str(format.inner_chunks),
+                                        " must divide the shard shape ", shape_str(chunk_shape), " (axis ", a, ")"));
         }
       }
       json index = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});

@@ -66,7 +66,8 @@ std::vector<Node> walk(const std::string& path) {
     out.push_back(node);
     if (out.size() > kMaxNodes) throw StorageError(path, absl::StrCat("more than ", kMaxNodes, " zarr nodes"));
     if (!node.is_group) continue;
-    if (depth >= kMaxDepth) throw StorageError(path, absl::StrCat("zarr groups nested deeper than ", kMaxDepth, " levels"));
+    if (depth >= kMaxDepth)
+      throw StorageError(path, absl::StrCat("zarr groups nested deeper than ", kMaxDepth, " levels"));
     std::vector<Node> children;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(fs::path(path) / node.path, ec)) {

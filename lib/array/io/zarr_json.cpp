@@ -35,7 +35,10 @@ std::optional<double> json_real(const json& v, DType dtype) {
     uint64_t bits = 0;
     for (size_t i = 2; i < s.size(); ++i) {
       const char c = s[i];
-      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
       if (d < 0) return std::nullopt;
       bits = bits << 4 | static_cast<uint64_t>(d);
     }
@@ -169,11 +172,13 @@ void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, cons
     bad(path, absl::StrCat("shape ", shape_str(shape), " of ", dtype.name(), " holds more than 2^62 bytes"));
   }
   if (chunk_bytes > kMaxBytes) {
-    bad(path, absl::StrCat("chunk shape ", shape_str(chunk_shape), " of ", dtype.name(), " holds more than 2^62 bytes"));
+    bad(path,
+        absl::StrCat("chunk shape ", shape_str(chunk_shape), " of ", dtype.name(), " holds more than 2^62 bytes"));
   }
   if (chunks > kMaxChunks || grid > kMaxGrid) {
-    bad(path, absl::StrCat("shape ", shape_str(shape), " in chunks of ", shape_str(chunk_shape),
-                           " makes more chunks than tessera handles (at most 2^31 chunks, 2^24 along all axes together)"));
+    bad(path,
+        absl::StrCat("shape ", shape_str(shape), " in chunks of ", shape_str(chunk_shape),
+                     " makes more chunks than tessera handles (at most 2^31 chunks, 2^24 along all axes together)"));
   }
 }
 

@@ -21,7 +21,8 @@ Metadata parse_metadata(const std::string& text, const std::string& path) {
   if (format != 2) bad(path, absl::StrCat("expected zarr_format 2, found ", detail::quote(format)));
   Metadata m;
   const json& dtype = field(meta, "dtype", path);
-  if (!dtype.is_string()) bad(path, absl::StrCat("expected \"dtype\" to be a type string, found ", detail::quote(dtype)));
+  if (!dtype.is_string())
+    bad(path, absl::StrCat("expected \"dtype\" to be a type string, found ", detail::quote(dtype)));
   try {
     m.dtype = DType::parse(dtype.get<std::string>(), &m.big_endian);
   } catch (const TypeError& e) {
@@ -35,7 +36,8 @@ Metadata parse_metadata(const std::string& text, const std::string& path) {
   }
   detail::check_sizes(m.shape, m.chunk_shape, m.dtype, path);
   const json& order = field(meta, "order", path);
-  if (order != "C" && order != "F") bad(path, absl::StrCat("expected order \"C\" or \"F\", found ", detail::quote(order)));
+  if (order != "C" && order != "F")
+    bad(path, absl::StrCat("expected order \"C\" or \"F\", found ", detail::quote(order)));
   m.order = order == "C" ? Order::C : Order::F;
   if (auto sep = meta.find("dimension_separator"); sep != meta.end() && !sep->is_null()) {
     if (*sep != "." && *sep != "/") {
@@ -64,8 +66,8 @@ ChunkCodecPtr v2_codec(const Metadata& m, const std::string& path) {
   for (size_t a = 0; a < m.chunk_shape.size(); ++a) spec.perm.push_back(static_cast<int64_t>(a));
   if (m.order == Order::F) std::reverse(spec.perm.begin(), spec.perm.end());
   spec.big_endian = m.big_endian;
-  spec.layout_description.push_back(
-      absl::StrCat("order=", m.order == Order::C ? "C" : "F", ", dtype=", m.big_endian ? m.dtype.big_endian_str() : m.dtype.str()));
+  spec.layout_description.push_back(absl::StrCat("order=", m.order == Order::C ? "C" : "F",
+                                                 ", dtype=", m.big_endian ? m.dtype.big_endian_str() : m.dtype.str()));
   if (codecs["filters"].is_array()) {
     for (const json& f : codecs["filters"]) spec.codecs.push_back(codec::from_v2(f, context));
   }

@@ -47,7 +47,8 @@ std::vector<int64_t> transpose_order(const json& c, size_t ndim, const std::stri
   std::sort(sorted.begin(), sorted.end());
   bool ok = perm.size() == ndim;
   for (size_t a = 0; ok && a < ndim; ++a) ok = sorted[a] == static_cast<int64_t>(a);
-  if (!ok) bad(path, absl::StrCat("transpose: expected a permutation of ", ndim, " axes, found ", detail::quote(order)));
+  if (!ok)
+    bad(path, absl::StrCat("transpose: expected a permutation of ", ndim, " axes, found ", detail::quote(order)));
   return perm;
 }
 
@@ -58,7 +59,8 @@ bool big_endian(const json& c, DType dtype, const std::string& path) {
     if (dtype.itemsize() > 1) bad(path, "bytes: expected \"endian\" for a multi-byte data type");
     return false;
   }
-  if (*it != "little" && *it != "big") bad(path, absl::StrCat("bytes: expected endian \"little\" or \"big\", found ", detail::quote(*it)));
+  if (*it != "little" && *it != "big")
+    bad(path, absl::StrCat("bytes: expected endian \"little\" or \"big\", found ", detail::quote(*it)));
   return *it == "big";
 }
 
@@ -68,7 +70,9 @@ size_t index_size(const json& codecs, size_t n, const std::string& path) {
     const std::string name = codec_name(c, path);
     if (name == "crc32c") n += 4;
     else if (name != "bytes" && name != "transpose") {
-      bad(path, absl::StrCat("sharding_indexed: index_codecs must keep a fixed size (bytes, transpose, crc32c), found '", name, "'"));
+      bad(path,
+          absl::StrCat("sharding_indexed: index_codecs must keep a fixed size (bytes, transpose, crc32c), found '",
+                       name, "'"));
     }
   }
   return n;
@@ -81,7 +85,8 @@ namespace detail {
 ChunkCodecPtr v3_codec(const json& codecs, DType dtype, const Shape& chunk_shape, const std::optional<Scalar>& fill,
                        const std::string& path, Shape* inner_chunk_shape, int depth) {
   if (depth > kMaxNesting) bad(path, absl::StrCat("codecs nested more than ", kMaxNesting, " levels deep"));
-  if (!codecs.is_array() || codecs.empty()) bad(path, absl::StrCat("expected \"codecs\" to be a non-empty list, found ", quote(codecs)));
+  if (!codecs.is_array() || codecs.empty())
+    bad(path, absl::StrCat("expected \"codecs\" to be a non-empty list, found ", quote(codecs)));
   const codec::Context context{dtype, path};
   PipelineSpec spec;
   spec.dtype = dtype;
@@ -95,7 +100,8 @@ ChunkCodecPtr v3_codec(const json& codecs, DType dtype, const Shape& chunk_shape
     spec.perm = composed;
     spec.layout_description.push_back(absl::StrCat("transpose(order=[", absl::StrJoin(order, ", "), "])"));
   }
-  if (i == codecs.size()) bad(path, "expected an array-to-bytes codec (bytes or sharding_indexed) in \"codecs\", found none");
+  if (i == codecs.size())
+    bad(path, "expected an array-to-bytes codec (bytes or sharding_indexed) in \"codecs\", found none");
   const std::string a2b = codec_name(codecs[i], path);
   if (a2b == "sharding_indexed") {
     if (i != 0 || i + 1 != codecs.size()) {
@@ -124,8 +130,10 @@ ChunkCodecPtr v3_codec(const json& codecs, DType dtype, const Shape& chunk_shape
     Shape index_shape;
     for (size_t a = 0; a < chunk_shape.size(); ++a) index_shape.push_back(chunk_shape[a] / s.inner_shape[a]);
     index_shape.push_back(2);
-    json index_codecs = conf.contains("index_codecs") ? conf["index_codecs"]
-                                                      : json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
+    json index_codecs =
+        conf.contains("index_codecs")
+            ? conf["index_codecs"]
+            : json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
     s.index = v3_codec(index_codecs, DType::uint64(), index_shape, std::nullopt, path, nullptr, depth + 1);
     s.index_nbytes = index_size(index_codecs, count * 16, path);
     s.index_description = s.index->describe();
@@ -191,7 +199,8 @@ Metadata parse_metadata_v3(const std::string& text, const std::string& path) {
   m.zarr_format = 3;
   m.dimension_separator = '/';
   const json& dtype = field(meta, "data_type", path);
-  if (!dtype.is_string()) bad(path, absl::StrCat("expected \"data_type\" to be a type name, found ", detail::quote(dtype)));
+  if (!dtype.is_string())
+    bad(path, absl::StrCat("expected \"data_type\" to be a type name, found ", detail::quote(dtype)));
   try {
     m.dtype = DType::parse(dtype.get<std::string>());
   } catch (const TypeError& e) {
@@ -220,7 +229,8 @@ Metadata parse_metadata_v3(const std::string& text, const std::string& path) {
     m.dimension_separator = m.v2_chunk_keys ? '.' : '/';
     const json& conf = configuration(*keys);
     if (auto sep = conf.find("separator"); sep != conf.end()) {
-      if (*sep != "." && *sep != "/") bad(path, absl::StrCat("expected separator \".\" or \"/\", found ", detail::quote(*sep)));
+      if (*sep != "." && *sep != "/")
+        bad(path, absl::StrCat("expected separator \".\" or \"/\", found ", detail::quote(*sep)));
       m.dimension_separator = sep->get<std::string>()[0];
     }
   }
@@ -231,7 +241,8 @@ Metadata parse_metadata_v3(const std::string& text, const std::string& path) {
       bad(path, absl::StrCat("expected \"dimension_names\" to hold one name per axis, found ", detail::quote(*names)));
     }
     for (const json& n : *names) {
-      if (!n.is_null() && !n.is_string()) bad(path, absl::StrCat("expected names or null in \"dimension_names\", found ", detail::quote(n)));
+      if (!n.is_null() && !n.is_string())
+        bad(path, absl::StrCat("expected names or null in \"dimension_names\", found ", detail::quote(n)));
       m.dimension_names.push_back(n.is_string() ? n.get<std::string>() : "");
     }
   }

@@ -272,7 +272,9 @@ Array from_ndarray(const NDArray& data, const ChunkSpec& chunks) {
   Chunks c = normalize_chunks(chunks, data.shape(), data.dtype());
   const std::string name = absl::StrCat("array-", unique_token());
   Graph layer;
-  for_each_block(c, [&](std::span<const int64_t> idx) { layer.put(Key(name, idx), Value(data.slice(block_region(c, idx)))); });
+  for_each_block(c, [&](std::span<const int64_t> idx) {
+    layer.put(Key(name, idx), Value(data.slice(block_region(c, idx))));
+  });
   return Array(name, std::move(c), data.dtype(), std::move(layer));
 }
 

@@ -288,8 +288,9 @@ void transform_lines(const NDArray& in, const NDArray& out, FftKind kind, size_t
   if (outer * inner == 0) return;
   if (kernel == detail::FftKernel::automatic) kernel = detail::fft_kernel_for(kind, in.dtype(), n, shape, axis);
   if constexpr (!std::is_same_v<Out, R>) {  // real output is irfft's, which the lanes do not take
-    if (kernel == detail::FftKernel::lanes && transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind,
-                                                                             n, copied, scale_of<R>(kind, norm, n))) {
+    if (kernel == detail::FftKernel::lanes &&
+        transform_in_lanes<R, In, Out>(src, dst, Lines{outer, m, inner, len}, kind, n, copied,
+                                       scale_of<R>(kind, norm, n))) {
       return;
     }
   }
@@ -354,7 +355,8 @@ Array transform(const Array& x, FftKind kind, const FftOptions& o) {
   const DType out_dtype = fft_result_dtype(kind, x.dtype());
   const std::string name(what);
   const std::string norm_text = std::to_string(static_cast<int>(o.norm));
-  const std::string out = absl::StrCat(name, "-", token({name, whole.name(), std::to_string(axis), std::to_string(n), norm_text}));
+  const std::string out =
+      absl::StrCat(name, "-", token({name, whole.name(), std::to_string(axis), std::to_string(n), norm_text}));
   Graph layer;
   const FftNorm norm = o.norm;
   auto f = [kind, axis, n, norm, out_dtype](const NDArray& b) { return fft_block(b, kind, axis, n, norm, out_dtype); };
@@ -413,8 +415,8 @@ detail::FftKernel detail::fft_kernel_for(FftKind kind, DType dtype, int64_t n, c
   return FftKernel::lanes;
 }
 
-NDArray detail::fft_block_with(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm, DType out_dtype,
-                               FftKernel kernel) {
+NDArray detail::fft_block_with(const NDArray& block, FftKind kind, size_t axis, int64_t n, FftNorm norm,
+                               DType out_dtype, FftKernel kernel) {
   const DType work = work_dtype(kind, block.dtype());
   const NDArray in = block.dtype() == work ? (block.is_c_contiguous() ? block : block.copy()) : block.astype(work);
   Shape shape = block.shape();

@@ -61,7 +61,8 @@ class LaneFft {
       Stage st{p, m, s, twiddle_re_.size(), root_re_.size()};
       for (int64_t pp = 0; pp < m; ++pp) {
         for (int t = 0; t < p; ++t) {
-          const double a = sign_ * 2 * std::numbers::pi * static_cast<double>((pp * t) % len) / static_cast<double>(len);
+          const double a =
+              sign_ * 2 * std::numbers::pi * static_cast<double>((pp * t) % len) / static_cast<double>(len);
           twiddle_re_.push_back(static_cast<R>(std::cos(a)));
           twiddle_im_.push_back(static_cast<R>(std::sin(a)));
         }

@@ -188,8 +188,9 @@ Array map_overlap(std::function<NDArray(const NDArray&)> kernel, const Array& x,
     merged.emplace_back(at_least(sizes, depth[k]));
     if (n > 0 && smallest < depth[k]) {
       if (!options.allow_rechunk) {
-        throw ChunkError(absl::StrCat(name, ": depth ", depth[k], " along axis ", k, " is more than its smallest chunk (",
-                                      smallest, " of ", x.chunks().str(), "); allow_rechunk merges chunks, or rechunk first"));
+        throw ChunkError(absl::StrCat(name, ": depth ", depth[k], " along axis ", k,
+                                      " is more than its smallest chunk (", smallest, " of ", x.chunks().str(),
+                                      "); allow_rechunk merges chunks, or rechunk first"));
       }
       rechunk_needed = true;
     }

@@ -311,7 +311,8 @@ void combine_into(Kind kind, Partial& into, const Partial& from) {
       A delta = mb[i] - ma[i];
       ma[i] += delta * (m / total);
       if (kind == Kind::var) {
-        into.b.template data<double>()[i] += from.b.template data<const double>()[i] + std::norm(delta) * (n * m / total);
+        into.b.template data<double>()[i] +=
+            from.b.template data<const double>()[i] + std::norm(delta) * (n * m / total);
       }
     }
   }

@@ -164,7 +164,8 @@ Shape resolve_shape(const Array& x, const Shape& shape) {
     }
   }
   if (unknown > 1) {
-    throw Error(absl::StrCat("reshape: only one extent can be -1 (inferred), found ", unknown, " in ", shape_str(shape)));
+    throw Error(
+        absl::StrCat("reshape: only one extent can be -1 (inferred), found ", unknown, " in ", shape_str(shape)));
   }
   const int64_t size = x.size();
   const std::string what = absl::StrCat("reshape: cannot reshape an array of shape ", shape_str(x.shape()), " (",

@@ -166,7 +166,8 @@ Array concatenate(const std::vector<Array>& arrays, int axis) {
     for (size_t d = 0; same && d < a.ndim(); ++d) same = d == k || a.shape()[d] == first.shape()[d];
     if (!same) {
       throw Error(absl::StrCat("concatenate: array ", i, " has shape ", shape_str(a.shape()),
-                               ", which does not match array 0's ", shape_str(first.shape()), " except along axis ", k));
+                               ", which does not match array 0's ", shape_str(first.shape()), " except along axis ",
+                               k));
     }
     dtype = promote_types(dtype, a.dtype());
   }

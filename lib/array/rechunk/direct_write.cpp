@@ -179,7 +179,8 @@ RechunkStoreResult rechunk_store(const Array& x, const RechunkSpec& chunks, cons
         const std::shared_ptr<const ChunkWriter> writer = w;
         write_blocks(
             x, "rechunk-write-" + unique_token(),
-            [writer, old_chunks = x.chunks(), name = x.name()](const std::vector<int64_t>& index, const NDArray& block) {
+            [writer, old_chunks = x.chunks(), name = x.name()](const std::vector<int64_t>& index,
+                                                               const NDArray& block) {
               check_block(block, old_chunks.block_shape(index), writer->dtype, Key(name, index), "rechunk_store");
               write_shards(*writer, block, index);
             },

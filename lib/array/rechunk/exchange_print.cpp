@@ -21,8 +21,9 @@ std::string size_text(double bytes) {
 
 void print_round(std::FILE* out, const std::string& label, const ExchangeRound& r) {
   const int64_t messages = r.max_messages();
-  const double per_message = messages > 0 ? static_cast<double>(r.bytes) / static_cast<double>(messages + std::min(r.senders, r.receivers))
-                                          : static_cast<double>(r.bytes);
+  const double per_message =
+      messages > 0 ? static_cast<double>(r.bytes) / static_cast<double>(messages + std::min(r.senders, r.receivers))
+                   : static_cast<double>(r.bytes);
   std::fprintf(out, "%-8s %10lld %11s %8d %9d %12lld %13s %11s %11s %11s\n", label.c_str(),
                static_cast<long long>(r.output_blocks), size_text(static_cast<double>(r.bytes)).c_str(), r.senders,
                r.receivers, static_cast<long long>(messages), size_text(per_message).c_str(),
@@ -35,9 +36,9 @@ void print_round(std::FILE* out, const std::string& label, const ExchangeRound& 
 void print_exchange_plan(std::FILE* out, const Chunks& from, const Chunks& to, DType dtype,
                          const ExchangeOptions& options, const ExchangePlan& plan, size_t max_rounds) {
   std::fprintf(out, "rechunk across %d ranks (%d worker%s each, planned under %s per rank): %s %s, %s\n", plan.ranks,
-               options.workers, options.workers == 1 ? "" : "s", size_text(static_cast<double>(options.max_mem)).c_str(),
-               shape_str(from.shape()).c_str(), dtype.name().c_str(),
-               size_text(static_cast<double>(plan.total_bytes)).c_str());
+               options.workers, options.workers == 1 ? "" : "s",
+               size_text(static_cast<double>(options.max_mem)).c_str(), shape_str(from.shape()).c_str(),
+               dtype.name().c_str(), size_text(static_cast<double>(plan.total_bytes)).c_str());
   std::fprintf(out, "  input blocks  %lld of %s (%s), %lld per rank at most\n",
                static_cast<long long>(plan.input_blocks), shape_str(from.max_block_shape()).c_str(),
                size_text(static_cast<double>(plan.input_block_bytes)).c_str(),

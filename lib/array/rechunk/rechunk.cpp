@@ -25,8 +25,8 @@ Chunks RechunkSpec::resolve(const Chunks& old_chunks, DType dtype, int64_t limit
     axes.assign(old_chunks.ndim(), RechunkAxis(keep));
     for (const auto& [axis, target] : by_axis_) {
       if (axis >= old_chunks.ndim()) {
-        throw ChunkError(absl::StrCat("rechunk: expected axes below ", old_chunks.ndim(), " in the per-axis map, found ",
-                                      axis));
+        throw ChunkError(
+            absl::StrCat("rechunk: expected axes below ", old_chunks.ndim(), " in the per-axis map, found ", axis));
       }
       axes[axis] = target;
     }

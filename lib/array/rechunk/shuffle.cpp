@@ -111,7 +111,8 @@ std::vector<Buffer> map_scratch_file(const std::string& dir, const std::vector<s
   };
   std::vector<Buffer> blocks;
   if (per_block) {
-    for (size_t i = 0; i < sizes.size(); ++i) blocks.emplace_back(map(offsets[i], std::max<size_t>(sizes[i], 1)), sizes[i], true);
+    for (size_t i = 0; i < sizes.size(); ++i)
+      blocks.emplace_back(map(offsets[i], std::max<size_t>(sizes[i], 1)), sizes[i], true);
     return blocks;
   }
   std::shared_ptr<std::byte> whole = map(0, std::max<size_t>(total, 1));
@@ -261,7 +262,8 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
       return;
     }
     const Key scratch(scratch_name, p);
-    layer.put(scratch, Task(fn(std::string(kProcessLocal) + "rechunk_scratch", [c, p] { return make_scratch(*c, p); })));
+    layer.put(scratch,
+              Task(fn(std::string(kProcessLocal) + "rechunk_scratch", [c, p] { return make_scratch(*c, p); })));
     std::vector<Arg> transfers;
     for_each_index(old_extent, [&](std::span<const int64_t> local) {
       std::vector<int64_t> in(local.begin(), local.end());
@@ -277,7 +279,8 @@ Step shuffle_layer(const StepInput& x, const Chunks& chunks, const RechunkOption
       transfers.emplace_back(ref(t));
     });
     const Key barrier(barrier_name, p);
-    layer.put(barrier, Task(fn(std::string(kProcessLocal) + "rechunk_barrier", [](const Scratch& s, const ValueList&) { return s; }),
+    layer.put(barrier, Task(fn(std::string(kProcessLocal) + "rechunk_barrier",
+                               [](const Scratch& s, const ValueList&) { return s; }),
                             ref(scratch), ArgList{std::move(transfers)}));
     for_each_index(partial_extent(*c, p), [&](std::span<const int64_t> local) {
       std::vector<int64_t> out(local.begin(), local.end());

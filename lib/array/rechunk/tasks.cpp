@@ -184,7 +184,8 @@ void split_fused(const Key& key, const Task& task, Graph& out) {
       continue;
     }
     const Key piece(absl::StrCat(prefix, "-", k));
-    out.put(piece, box_task(block, {p.source_start.begin(), p.source_start.end()}, {p.shape.begin(), p.shape.end()}, false));
+    out.put(piece,
+            box_task(block, {p.source_start.begin(), p.source_start.end()}, {p.shape.begin(), p.shape.end()}, false));
     args.emplace_back(ref(piece));
     p.source_start.assign(p.shape.size(), 0);  // the getitem already cut the box
   }

@@ -23,7 +23,7 @@
 
 #include "array/rechunk/test_util.hpp"
 #include "storage/publish.hpp"
-#include "storage/sanitizers.hpp"
+#include "base/sanitizers.hpp"
 #include "tessera/array/io/npy.hpp"
 #include "tessera/array/io/zarr.hpp"
 #include "tessera/array/ops/creation.hpp"

@@ -115,7 +115,8 @@ class AxisChunks {
  public:
   //! What the axis asks for: one block size, the whole axis, "auto" sizes or explicit sizes.
   enum class Kind { Size, Whole, Auto, Explicit };
-  //! Converting constructors: a block size (-1: the whole axis), std::nullopt (the whole axis), "auto" (other text throws ChunkError), explicit sizes.
+  //! Converting constructors: a block size (-1: the whole axis), std::nullopt (the whole axis), "auto" (other text
+  //! throws ChunkError), explicit sizes.
   //! @{
   AxisChunks(int64_t size);                          // NOLINT: size, -1 = whole axis
   AxisChunks(int size) : AxisChunks(int64_t{size}) {}  // NOLINT

@@ -56,7 +56,8 @@ Array stack(const std::vector<Array>& arrays, int axis = 0);
 //! another negative extent, a size that differs from x's, and (unless x is one
 //! block) a new shape that is not made of merges and splits of adjacent axes.
 //! @code
-//!   ta::Array y = ta::reshape(x, {6, -1});   // (6, 5, 4) in (3, 2, 2) blocks: (6, 20), chunks ((3, 3), (4, 4, 4, 4, 4))
+//!   // x: (6, 5, 4) in (3, 2, 2) blocks; y: (6, 20), chunks ((3, 3), (4, 4, 4, 4, 4))
+//!   ta::Array y = ta::reshape(x, {6, -1});
 //! @endcode
 Array reshape(const Array& x, const Shape& shape);
 

@@ -2,7 +2,8 @@
 //
 // A Job holds what each engine runs and where its result goes. Local engines call
 // run(engine, slot) on their own threads, a remote backend calls finish(slot, ...)
-// as answers arrive; the last slot to finish marks the job done and wakes waiters. AsyncResult reads the results only after done.
+// as answers arrive; the last slot to finish marks the job done and wakes waiters. AsyncResult reads the results only
+// after done.
 #pragma once
 
 #include <atomic>

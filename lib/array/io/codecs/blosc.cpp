@@ -95,7 +95,9 @@ CodecPtr blosc_v3(const json& c, const Context& context) {
   for (int i = 0; i < 3; ++i) {
     if (shuffle == kShuffleNames[i]) s = i;
   }
-  if (s < 0) bad_config("blosc", absl::StrCat("expected shuffle noshuffle, shuffle or bitshuffle, found '", shuffle, "'"), context);
+  if (s < 0)
+    bad_config("blosc", absl::StrCat("expected shuffle noshuffle, shuffle or bitshuffle, found '", shuffle, "'"),
+               context);
   const auto typesize = static_cast<size_t>(
       int_field(c, "typesize", static_cast<int64_t>(context.dtype.itemsize()), 1, 255, "blosc", context));
   const auto blocksize = static_cast<size_t>(int_field(c, "blocksize", 0, 0, INT32_MAX, "blosc", context));
@@ -106,7 +108,8 @@ CodecPtr blosc_spec(const std::vector<std::string>& args, const Context& context
   const std::string cname = args.size() > 0 && !args[0].empty() ? args[0] : "lz4";
   bool known = false;
   for (const char* c : kCnames) known = known || cname == c;
-  if (!known) throw CodecSpecError("codec blosc: expected CNAME blosclz, lz4, lz4hc, zlib or zstd, found '" + cname + "'");
+  if (!known)
+    throw CodecSpecError("codec blosc: expected CNAME blosclz, lz4, lz4hc, zlib or zstd, found '" + cname + "'");
   const int clevel = static_cast<int>(spec_int(args, 1, 5, 0, 9, "blosc"));
   int s = BLOSC_SHUFFLE;
   if (args.size() > 2) {
@@ -114,7 +117,8 @@ CodecPtr blosc_spec(const std::vector<std::string>& args, const Context& context
     for (int i = 0; i < 3; ++i) {
       if (args[2] == kShuffleNames[i]) s = i;
     }
-    if (s < 0) throw CodecSpecError("codec blosc: expected SHUFFLE noshuffle, shuffle or bitshuffle, found '" + args[2] + "'");
+    if (s < 0)
+      throw CodecSpecError("codec blosc: expected SHUFFLE noshuffle, shuffle or bitshuffle, found '" + args[2] + "'");
   }
   if (args.size() > 3) throw CodecSpecError("codec blosc: expected at most blosc:CNAME:LEVEL:SHUFFLE");
   return std::make_shared<Blosc>(cname, clevel, s, context.dtype.itemsize(), 0);

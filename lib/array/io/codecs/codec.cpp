@@ -84,7 +84,8 @@ int64_t spec_int(const std::vector<std::string>& args, size_t i, int64_t fallbac
 
 CodecPtr from_v2(const json& config, const Context& context) {
   if (!config.is_object() || !config.contains("id") || !config["id"].is_string()) {
-    throw StorageError(context.path, absl::StrCat("expected a codec object with an \"id\", found ", short_json(config)));
+    throw StorageError(context.path,
+                       absl::StrCat("expected a codec object with an \"id\", found ", short_json(config)));
   }
   const std::string name = config["id"].get<std::string>();
   const CodecType* t = find_type(name);
@@ -98,7 +99,8 @@ CodecPtr from_v2(const json& config, const Context& context) {
 
 CodecPtr from_v3(const json& entry, const Context& context) {
   if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
-    throw StorageError(context.path, absl::StrCat("expected a codec object with a \"name\", found ", short_json(entry)));
+    throw StorageError(context.path,
+                       absl::StrCat("expected a codec object with a \"name\", found ", short_json(entry)));
   }
   const std::string name = entry["name"].get<std::string>();
   const CodecType* t = find_type(name);

@@ -71,12 +71,14 @@ class Deflate final : public Codec {
 
 template <bool Gzip>
 CodecPtr deflate_from_json(const json& c, const Context& context) {
-  return std::make_shared<Deflate>(Gzip, static_cast<int>(int_field(c, "level", Gzip ? 5 : 1, 0, 9, Gzip ? "gzip" : "zlib", context)));
+  return std::make_shared<Deflate>(Gzip, static_cast<int>(int_field(c, "level", Gzip ? 5 : 1, 0, 9,
+                                                                    Gzip ? "gzip" : "zlib", context)));
 }
 
 template <bool Gzip>
 CodecPtr deflate_spec(const std::vector<std::string>& args, const Context&) {
-  if (args.size() > 1) throw CodecSpecError(Gzip ? "codec gzip: expected gzip:LEVEL" : "codec zlib: expected zlib:LEVEL");
+  if (args.size() > 1)
+    throw CodecSpecError(Gzip ? "codec gzip: expected gzip:LEVEL" : "codec zlib: expected zlib:LEVEL");
   return std::make_shared<Deflate>(Gzip, static_cast<int>(spec_int(args, 0, 5, 0, 9, Gzip ? "gzip" : "zlib")));
 }
 

@@ -37,7 +37,9 @@ class Delta final : public Codec {
   Delta(DType dtype, DType astype) : dtype_(dtype), astype_(astype) {}
 
   std::string name() const override { return "delta"; }
-  std::string describe() const override { return absl::StrCat("delta(dtype=", dtype_.str(), ", astype=", astype_.str(), ")"); }
+  std::string describe() const override {
+    return absl::StrCat("delta(dtype=", dtype_.str(), ", astype=", astype_.str(), ")");
+  }
 
   size_t decode(Bytes in, MutableBytes out) const override {
     const size_t n = detail::element_count(in, astype_, out, dtype_, "delta");

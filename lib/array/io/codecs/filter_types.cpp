@@ -14,7 +14,8 @@ DType numeric_dtype(const nlohmann::json& config, const char* key, DType fallbac
     bad_config(codec, absl::StrCat("\"", key, "\": ", e.what()), context);
   }
   if (d.kind() == 'b' || d.is_complex()) {
-    bad_config(codec, absl::StrCat("expected \"", key, "\" to be an integer or float type, found '", text, "'"), context);
+    bad_config(codec, absl::StrCat("expected \"", key, "\" to be an integer or float type, found '", text, "'"),
+               context);
   }
   return d;
 }

@@ -46,7 +46,8 @@ class FixedScaleOffset final : public Codec {
       // numpy computes in T for float arrays (float32 stays float32), in float64 otherwise.
       using W = std::conditional_t<is_floating_v<T>, T, double>;
       for (size_t i = 0; i < n; ++i) {
-        const W v = (static_cast<W>(load<T>(in.data() + i * sizeof(T))) - static_cast<W>(offset_)) * static_cast<W>(scale_);
+        const W v =
+            (static_cast<W>(load<T>(in.data() + i * sizeof(T))) - static_cast<W>(offset_)) * static_cast<W>(scale_);
         put<A>(out.data() + i * sizeof(A), static_cast<A>(std::nearbyint(v)));
       }
     });
@@ -77,7 +78,8 @@ double number(const json& c, const char* key, const Context& context) {
 
 CodecPtr fixedscaleoffset_v2(const json& c, const Context& context) {
   const double offset = number(c, "offset", context), scale = number(c, "scale", context);
-  if (scale == 0 || !std::isfinite(scale)) bad_config("fixedscaleoffset", "expected a finite, non-zero \"scale\"", context);
+  if (scale == 0 || !std::isfinite(scale))
+    bad_config("fixedscaleoffset", "expected a finite, non-zero \"scale\"", context);
   const DType dtype = detail::numeric_dtype(c, "dtype", context.dtype, "fixedscaleoffset", context);
   return std::make_shared<FixedScaleOffset>(offset, scale, dtype,
                                             detail::numeric_dtype(c, "astype", dtype, "fixedscaleoffset", context));

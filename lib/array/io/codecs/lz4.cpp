@@ -21,7 +21,8 @@ class Lz4 final : public Codec {
   std::string describe() const override { return absl::StrCat("lz4(acceleration=", acceleration_, ")"); }
 
   size_t decode(Bytes in, MutableBytes out) const override {
-    if (in.size() < 4) throw CodecError(absl::StrCat("lz4: expected a 4-byte size header, found ", in.size(), " bytes"));
+    if (in.size() < 4)
+      throw CodecError(absl::StrCat("lz4: expected a 4-byte size header, found ", in.size(), " bytes"));
     uint32_t declared = 0;
     for (int i = 0; i < 4; ++i) declared |= static_cast<uint32_t>(in[i]) << (8 * i);
     if (declared > out.size() || declared > static_cast<uint32_t>(INT32_MAX)) {
@@ -37,7 +38,8 @@ class Lz4 final : public Codec {
   size_t encode_bound(size_t n) const override { return 4 + n + n / 255 + 16; }
 
   size_t encode(Bytes in, MutableBytes out) const override {
-    if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) throw CodecError("lz4: a chunk over 2 GiB cannot be compressed");
+    if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
+      throw CodecError("lz4: a chunk over 2 GiB cannot be compressed");
     for (int i = 0; i < 4; ++i) out[i] = static_cast<std::byte>((in.size() >> (8 * i)) & 0xFF);
     const int n = LZ4_compress_fast(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()) + 4,
                                     static_cast<int>(in.size()), static_cast<int>(out.size() - 4), acceleration_);

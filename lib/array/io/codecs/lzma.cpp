@@ -43,7 +43,8 @@ class Lzma final : public Codec {
     if (rc == LZMA_BUF_ERROR && total >= out.size()) {
       throw CodecError(absl::StrCat("lzma: the stream holds more than the expected ", out.size(), " bytes"));
     }
-    if (rc != LZMA_STREAM_END) throw CodecError(absl::StrCat("lzma: corrupt stream (error ", static_cast<int>(rc), ")"));
+    if (rc != LZMA_STREAM_END)
+      throw CodecError(absl::StrCat("lzma: corrupt stream (error ", static_cast<int>(rc), ")"));
     return static_cast<size_t>(total);
   }
 
@@ -92,7 +93,8 @@ class Lzma final : public Codec {
 
 CodecPtr lzma_v2(const json& c, const Context& context) {
   const int format = static_cast<int>(int_field(c, "format", 1, 1, 3, "lzma", context));
-  if (format == 3) bad_config("lzma", "raw streams (format 3) are not supported: expected format 1 (xz) or 2 (alone)", context);
+  if (format == 3)
+    bad_config("lzma", "raw streams (format 3) are not supported: expected format 1 (xz) or 2 (alone)", context);
   if (auto f = c.find("filters"); f != c.end() && !f->is_null()) {
     bad_config("lzma", "custom filter chains are not supported: expected \"filters\" null", context);
   }

@@ -16,11 +16,14 @@ class Zstd final : public Codec {
   Zstd(int level, bool checksum) : level_(level), checksum_(checksum) {}
 
   std::string name() const override { return "zstd"; }
-  std::string describe() const override { return absl::StrCat("zstd(level=", level_, checksum_ ? ", checksum" : "", ")"); }
+  std::string describe() const override {
+    return absl::StrCat("zstd(level=", level_, checksum_ ? ", checksum" : "", ")");
+  }
 
   size_t decode(Bytes in, MutableBytes out) const override {
     const unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
-    if (declared == ZSTD_CONTENTSIZE_ERROR) throw CodecError(absl::StrCat("zstd: not a zstd frame (", in.size(), " bytes)"));
+    if (declared == ZSTD_CONTENTSIZE_ERROR)
+      throw CodecError(absl::StrCat("zstd: not a zstd frame (", in.size(), " bytes)"));
     if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared > out.size()) {
       throw CodecError(absl::StrCat("zstd: the frame holds ", declared, " bytes, expected at most ", out.size()));
     }

@@ -1,4 +1,4 @@
-// bench/overhead_phases.cpp — one phase of bench_overhead on one DAG, for an
+// bench/overhead/phases.cpp — one phase of bench_overhead on one DAG, for an
 // instruction count under callgrind (bench/overhead/phases.sh runs it):
 //
 //   valgrind --tool=callgrind --instr-atstart=no overhead_phases PHASE DAG
@@ -18,7 +18,7 @@
 
 #include <valgrind/callgrind.h>
 
-#include "overhead_dags.hpp"
+#include "dags.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/plan.hpp"
 

@@ -1,4 +1,4 @@
-#include "overhead_flow_graph.hpp"
+#include "run_flow_graph.hpp"
 
 #include <chrono>
 #include <deque>

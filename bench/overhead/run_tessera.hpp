@@ -1,10 +1,10 @@
-// bench/overhead_tessera.hpp — tessera's `get` on a DagShape, run only and end to end.
+// bench/overhead/run_tessera.hpp — tessera's `get` on a DagShape, run only and end to end.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "overhead_dags.hpp"
+#include "dags.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/key.hpp"
 #include "tessera/scheduler/plan.hpp"

@@ -1,10 +1,10 @@
-// bench/overhead_flow_graph.hpp — the floor: oneTBB flow_graph running a DagShape
+// bench/overhead/run_flow_graph.hpp — the floor: oneTBB flow_graph running a DagShape
 // with empty bodies (one continue_node per task, one edge per dependency).
 #pragma once
 
 #include <memory>
 
-#include "overhead_dags.hpp"
+#include "dags.hpp"
 
 namespace tessera::bench {
 

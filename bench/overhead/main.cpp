@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "overhead_dags.hpp"
-#include "overhead_flow_graph.hpp"
-#include "overhead_tessera.hpp"
+#include "dags.hpp"
+#include "run_flow_graph.hpp"
+#include "run_tessera.hpp"
 
 namespace tb = tessera::bench;
 

@@ -1,4 +1,4 @@
-#include "overhead_dags.hpp"
+#include "dags.hpp"
 
 #include <cstdio>
 #include <fstream>

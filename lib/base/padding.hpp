@@ -5,9 +5,9 @@
 
 #include <cstddef>
 
-namespace tessera::storage {
+namespace tessera::base {
 
 //! The bytes from `offset` to the next multiple of `alignment` (0 when it is one).
 constexpr size_t padding_to(size_t alignment, size_t offset) { return (alignment - offset % alignment) % alignment; }
 
-}  // namespace tessera::storage
+}  // namespace tessera::base

@@ -1,4 +1,4 @@
-#include "overhead_tessera.hpp"
+#include "run_tessera.hpp"
 
 #include <chrono>
 #include <ctime>

@@ -1,4 +1,4 @@
-// bench/overhead_dags.hpp — the three DAGs of the overhead benchmark, built once
+// bench/overhead/dags.hpp — the three DAGs of the overhead benchmark, built once
 // and handed to every runner (tessera, oneTBB flow_graph, dask).
 //
 // A DagShape is the structure only: keys, dependencies as CSR ids, outputs. Each
