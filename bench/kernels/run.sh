@@ -9,12 +9,16 @@
 #  - sum, mean, std of a 4 GiB float32 array in memory (64 MiB blocks) and the
 #    element-wise (x - mean) / std, as bandwidth against a STREAM-style triad run
 #    in the same process on WORKERS threads (bench/kernels/memory_bench.cpp),
-#    with the dispatched set and with TESSERA_ISA=sse2.
+#    with the dispatched set and with TESSERA_ISA=sse2;
+#  - the FFT kernel (fft_lanes.hpp, not yet per instruction set: SSE2 everywhere) on
+#    bench_fft's rows and columns beside FFTW 3 with FFTW_MEASURE plans, one thread each
+#    (bench/kernels/fft_fftw.cpp).
 # Inputs are in memory before the clock starts; times are the best of REPEATS runs.
 #
 # Usage: scripts/bench kernels [SCALE=1] [REPEATS=3] [WORKERS=2] [BUILD_DIR=build-bench]
 #   SCALE divides every extent and block size (4: 1/64 of the work, seconds), and the
-#   memory rows' 4 GiB. KERNELS_ROWS=matmul or memory runs one group alone.
+#   memory rows' 4 GiB (the FFT rows keep their sizes). KERNELS_ROWS=matmul, memory or fft
+#   (or a comma-separated list) runs those groups alone.
 #   BUILD_DIR is configured with -Dbench=true if it is not already.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,8 +31,9 @@ python=${TESSERA_PYTHON:-/usr/bin/python3}
 [[ "$build" = /* ]] || build="$root/$build"
 . "$root/bench/build.sh"
 bench_build "$build"
-ninja -C "$build" -j2 bench/bench_algebra bench/bench_gemm_openblas bench/bench_kernels_memory tools/tessera >/dev/null
-rows=${KERNELS_ROWS:-matmul,memory}
+ninja -C "$build" -j2 bench/bench_algebra bench/bench_gemm_openblas bench/bench_kernels_memory tools/tessera \
+  bench/bench_fft bench/bench_fft_fftw >/dev/null
+rows=${KERNELS_ROWS:-matmul,memory,fft}
 
 out=$(mktemp "${TMPDIR:-/tmp}/tessera-bench-kernels-XXXXXX")
 trap 'rm -f "$out"' EXIT
@@ -60,6 +65,10 @@ fi
     "$build/bench/bench_kernels_memory" "$gib" "$repeats" "$workers"
     TESSERA_ISA=sse2 "$build/bench/bench_kernels_memory" "$gib" "$repeats" "$workers" | sed 's/^\([a-z]*\) [a-z]* /\1 sse2 /'
   fi
+  if [[ ,$rows, = *,fft,* ]]; then
+    "$build/bench/bench_fft_fftw" | sed 's/^\([^ ]*\) fftw=/fft-\1 fftw best=/'
+    "$build/bench/bench_fft" | sed 's/^\([^ ]*\) lanes=\([^ ]*\) eigen=\([^ ]*\) auto=\(.*\)/fft-\1 tessera best=\2 eigen=\3 auto=\4/'
+  fi
 } | tee "$out" >&2
 
 "$python" - "$out" "$scale" "$workers" <<'PY'
@@ -71,11 +80,14 @@ for line in open(sys.argv[1]):
         notes.append(f"{name} ({who}): {' '.join(fields)}")
         continue
     f = dict(x.split("=", 1) for x in fields if "=" in x)
-    t.setdefault(name, {})[who] = (float(f["best"]), float(f["check"]), f.get("core", ""), float(f.get("gbps", 0)))
+    t.setdefault(name, {})[who] = (float(f["best"]), float(f.get("check", 0)), f.get("core", ""), float(f.get("gbps", 0)))
+    if name.startswith("fft-") and who == "tessera" and f.get("auto") == "eigen":
+        t[name][who] = (float(f["eigen"]),) + t[name][who][1:]
 scale, workers = int(sys.argv[2]), sys.argv[3]
 n, b = 8192 // scale, 1024 // scale
-print(f"\nbest of runs, {workers} threads each; throughput as a share of OpenBLAS's GEMM over the whole arrays")
-print(f"{'operation':<34}{'who':<16}{'seconds':>9}{'GFLOP/s':>9}{'of OpenBLAS':>13}  check")
+if "matmul" in t:
+    print(f"\nbest of runs, {workers} threads each; throughput as a share of OpenBLAS's GEMM over the whole arrays")
+    print(f"{'operation':<34}{'who':<16}{'seconds':>9}{'GFLOP/s':>9}{'of OpenBLAS':>13}  check")
 for name, label in (("matmul", f"matmul {n}^2 f64, {b}^2 blocks"), ("matmul_f32", f"matmul {n}^2 f32, {b}^2 blocks")):
     if name not in t or "openblas" not in t[name]:
         continue
@@ -99,6 +111,14 @@ if triads:
                 print(f"{name:<34}{who:<16}{s:9.3f}{gbps:9.2f}{100 * gbps / triads[triad_who][3]:9.0f}%")
     for who, v in triads.items():
         print(f"{'triad':<34}{'(' + who + ' run)':<16}{v[0]:9.3f}{v[3]:9.2f}")
+ffts = [name for name in t if name.startswith("fft-") and "fftw" in t[name] and "tessera" in t[name]]
+if ffts:
+    print("\nFFT kernels, one thread, best of 3: tessera's (the lanes, or Eigen's where fft_block picks it) against FFTW_MEASURE")
+    print(f"{'transform':<34}{'tessera s':>10}{'FFTW s':>10}{'of FFTW':>9}")
+    for name in ffts:
+        f = t[name]["fftw"][0]
+        s = t[name]["tessera"][0]
+        print(f"{name[4:]:<34}{s:10.4f}{f:10.4f}{100 * f / s:8.0f}%")
 for note in notes:
     print(note)
 PY

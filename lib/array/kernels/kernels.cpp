@@ -8,8 +8,11 @@
 // AVX-512. The build defines `Eigen` as a macro naming a namespace of the set's
 // own (-DEigen=tessera_eigen_avx2, ...), which gives every Eigen symbol here a
 // name no other copy has; tests/array/kernels/isa_symbols.py checks, on the built
-// objects, that no weak symbol is defined by two sets. Nothing here includes a
-// header that uses a standard container, so no other inline function is shared.
+// objects, that no weak function is defined by two sets. Nothing here includes a
+// header that uses a standard container or std::complex, and the file is built
+// without exceptions (Eigen then reports a failed allocation through operator new
+// instead of constructing std::bad_alloc here), so no other inline function is
+// shared, even unoptimized.
 #include <Eigen/Core>
 
 #include "array/kernels/table.hpp"
@@ -82,8 +85,6 @@ const Table& table() {
   static constexpr Table t{TESSERA_ISA_NAME,
                            gemm<float>,
                            gemm<double>,
-                           gemm<std::complex<float>>,
-                           gemm<std::complex<double>>,
                            sum_f32,
                            sum_f64,
                            squared_deviations_f32,

@@ -14,7 +14,6 @@
 // from one set's translation unit to another's.
 #pragma once
 
-#include <complex>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -39,8 +38,6 @@ struct Table {
   std::string_view isa;  //!< "sse2", "avx2", "avx512", "native" or (not x86-64) "generic"
   Gemm<float> gemm_f32;
   Gemm<double> gemm_f64;
-  Gemm<std::complex<float>> gemm_c64;
-  Gemm<std::complex<double>> gemm_c128;
   Sum<float> sum_f32;
   Sum<double> sum_f64;
   SquaredDeviations<float> squared_deviations_f32;
@@ -51,11 +48,12 @@ struct Table {
 //! TESSERA_ISA names a set that is unknown or that the CPU cannot run.
 const Table& active();
 
-//! Whether the sets have a GEMM for T (integer types have none: those stay on
-//! the baseline build's Eigen, in linalg.cpp).
+//! Whether the sets have a GEMM for T. Integer and complex types have none:
+//! those stay on the baseline build's Eigen, in linalg.cpp (Eigen's complex GEMM
+//! calls std::complex's operator*=, which an unoptimized build emits as a weak
+//! function that every set would share: docs/kernels.md).
 template <class T>
-inline constexpr bool has_gemm = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                 std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+inline constexpr bool has_gemm = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 //! The GEMM of the active set for T; has_gemm<T>.
 template <class T>
@@ -64,12 +62,8 @@ Gemm<T> gemm() {
   const Table& t = active();
   if constexpr (std::is_same_v<T, float>) {
     return t.gemm_f32;
-  } else if constexpr (std::is_same_v<T, double>) {
-    return t.gemm_f64;
-  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-    return t.gemm_c64;
   } else {
-    return t.gemm_c128;
+    return t.gemm_f64;
   }
 }
 

@@ -4,9 +4,9 @@
 // A block product moves the left block's free axes before its contracted ones
 // and the right block's contracted axes before its free ones (a copy when they
 // are not already so: Eigen's GEMM reads contiguous row-major matrices), so
-// every contraction is one (M x K) by (K x N) matrix product. Floating-point
+// every contraction is one (M x K) by (K x N) matrix product. float32 and float64
 // ones run the GEMM of the kernel set chosen for the CPU (array/kernels); integer
-// ones this file's Eigen, built for the baseline.
+// and complex ones this file's Eigen, built for the baseline.
 #include "tessera/array/ops/linalg.hpp"
 
 #include <algorithm>

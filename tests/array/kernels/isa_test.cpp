@@ -114,8 +114,6 @@ TEST_CASE("kernel_isa: the running set is one the build holds and the CPU runs, 
 TEST_CASE("every kernel set this CPU runs multiplies matrices as the definition does") {
   check_gemm<float>(&kernels::Table::gemm_f32, 1e-5);
   check_gemm<double>(&kernels::Table::gemm_f64, 1e-13);
-  check_gemm<std::complex<float>>(&kernels::Table::gemm_c64, 1e-5);
-  check_gemm<std::complex<double>>(&kernels::Table::gemm_c128, 1e-13);
 }
 
 TEST_CASE("every kernel set this CPU runs sums rows and squared deviations as the definition does") {
