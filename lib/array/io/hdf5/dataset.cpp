@@ -12,6 +12,7 @@
 
 #include "array/io/codecs/codec.hpp"
 #include "array/io/hdf5/state.hpp"
+#include "array/io/zarr_json.hpp"
 #include "storage/regular_file.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -147,6 +148,10 @@ Handle open_file(const std::string& path) {
 }
 
 void finish_state(Dataset::State& s) {
+  // zarr's bounds: a crafted header cannot ask for a graph of more chunks than memory holds.
+  if (!s.meta.chunk_shape.empty()) {
+    zarr::detail::check_sizes(s.meta.shape, s.meta.chunk_shape, s.meta.dtype, s.meta.file, "dataset " + s.meta.path);
+  }
   s.chunks = chunk_grid(s.meta);
   const Handle type(H5Dget_type(s.dataset.get()));
   s.memory_type = memory_type(s.meta.dtype, type.get());
