@@ -154,7 +154,11 @@ json fill_json(const std::optional<Scalar>& fill, DType dtype) {
   return json::array({real_json(c.real()), real_json(c.imag())});
 }
 
-void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, const std::string& path) {
+void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, const std::string& path,
+                 const std::string& what) {
+  const auto bad = [&](const std::string& p, const std::string& problem) {
+    throw StorageError(p, absl::StrCat(what, ": ", problem));
+  };
   constexpr uint64_t kMaxBytes = uint64_t{1} << 62, kMaxChunks = uint64_t{1} << 31, kMaxGrid = uint64_t{1} << 24;
   unsigned __int128 bytes = dtype.itemsize(), chunk_bytes = dtype.itemsize(), chunks = 1, grid = 0;
   for (size_t a = 0; a < shape.size(); ++a) {

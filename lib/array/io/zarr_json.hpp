@@ -41,8 +41,10 @@ json fill_json(const std::optional<Scalar>& fill, DType dtype);
 
 //! Refuses shapes and chunk grids that overflow or would take absurd memory to
 //! describe: the array's bytes must fit in 2^62, chunks in 2^31 and the chunk
-//! grid's per-axis counts in 2^24 together.
-void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, const std::string& path);
+//! grid's per-axis counts in 2^24 together. The StorageError names `path` and
+//! begins with `what` (HDF5 datasets are checked so too).
+void check_sizes(const Shape& shape, const Shape& chunk_shape, DType dtype, const std::string& path,
+                 const std::string& what = "bad zarr metadata");
 
 //! The v2 pipeline from `.zarray`'s compressor and filters (in codecs_json).
 ChunkCodecPtr v2_codec(const Metadata& m, const std::string& path);

@@ -189,6 +189,7 @@ with h5py.File(f'{d}/f.h5', 'w') as f:
     f.create_dataset('ragged', shape=(2,), dtype=h5py.vlen_dtype(np.int32))
     u = f.create_dataset('unknown', shape=(4,), chunks=(4,), dtype='<i4', compression=32017, allow_unknown_filter=True)
     u.id.write_direct_chunk((0,), b'0123456789')
+    f.create_dataset('vast', shape=(2**40,), chunks=(1,), dtype='<u1')
     big = f.create_dataset('big', data=pattern('<i4', (64,)), chunks=(64,))
     info = big.id.get_chunk_info(0)
     print(info.byte_offset, info.size)
@@ -199,7 +200,10 @@ open(f'{d}/truncated.h5', 'wb').write(raw[:len(raw) // 2])
   const std::string f = dir / "f.h5";
   CHECK(h5_message([&] { (void)hdf5::open(f, "nope"); }) ==
         f + ": no dataset /nope in the file; it holds: /big (dataset), /g (group), /g/x (dataset), /pairs (dataset), "
-            "/ragged (dataset), /unknown (dataset), /words (dataset)");
+            "/ragged (dataset), /unknown (dataset), /vast (dataset), /words (dataset)");
+  CHECK(h5_message([&] { (void)hdf5::open(f, "vast"); }) ==
+        f + ": dataset /vast: shape (1099511627776,) in chunks of (1,) makes more chunks than tessera handles (at most "
+            "2^31 chunks, 2^24 along all axes together)");
   CHECK(h5_says([&] { (void)hdf5::open(f, "g"); }, "no dataset /g (it is a group)"));
   CHECK(h5_says([&] { (void)hdf5::open(f, "words"); },
              "expected a numeric type (integer, float, complex, bool), found a string type: H5T_STRING"));
@@ -260,7 +264,8 @@ TEST_CASE("hdf5: the filters tessera decodes refuse bytes they did not make") {
   all.decode(all.encode(in), 0, out);
   CHECK(out == in);
   // A chunk whose mask skips the deflate (an optional filter that did not pay).
-  const std::vector<std::byte> shuffled = Pipeline({{2, {4}, ""}, {3, {}, ""}}, 64, 4).encode(in);
+  const std::span<const std::byte> view = Pipeline({{2, {4}, ""}, {3, {}, ""}}, 64, 4).encode(in);
+  const std::vector<std::byte> shuffled(view.begin(), view.end());
   all.decode(shuffled, 0b010, out);
   CHECK(out == in);
 }

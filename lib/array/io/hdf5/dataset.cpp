@@ -12,6 +12,7 @@
 
 #include "array/io/codecs/codec.hpp"
 #include "array/io/hdf5/state.hpp"
+#include "array/io/zarr_json.hpp"
 #include "storage/regular_file.hpp"
 #include "tessera/graph/error.hpp"
 
@@ -103,7 +104,10 @@ NDArray read_through_library(const Dataset::State& s, const std::vector<int64_t>
 }
 
 // The chunk's stored bytes (under the lock), or nothing when it was never written.
-std::optional<std::vector<std::byte>> stored_chunk(const Dataset::State& s, const std::vector<int64_t>& block,
+// They are read into the calling thread's buffer, kept from chunk to chunk (a
+// fresh one per chunk fragments the heap: filters.cpp's encode), valid until
+// the thread's next call.
+std::optional<std::span<const std::byte>> stored_chunk(const Dataset::State& s, const std::vector<int64_t>& block,
                                                    unsigned* mask) {
   const std::vector<hsize_t> offset = chunk_offset(s, block);
   auto held = detail::lock();
@@ -123,12 +127,13 @@ std::optional<std::vector<std::byte>> stored_chunk(const Dataset::State& s, cons
                                                  s.pipeline->max_stored_size(), " bytes (the most its filters make of ",
                                                  "one chunk), found ", size));
   }
-  std::vector<std::byte> bytes(size);
+  thread_local std::vector<std::byte> bytes;
+  bytes.resize(size);
   uint32_t read_mask = 0;
   check_status(H5Dread_chunk(s.dataset.get(), H5P_DEFAULT, offset.data(), &read_mask, bytes.data()), s.meta.file,
                "cannot read " + chunk_name(s, block));
   *mask = read_mask;
-  return bytes;
+  return std::span<const std::byte>(bytes);
 }
 
 }  // namespace
@@ -147,6 +152,10 @@ Handle open_file(const std::string& path) {
 }
 
 void finish_state(Dataset::State& s) {
+  // zarr's bounds: a crafted header cannot ask for a graph of more chunks than memory holds.
+  if (!s.meta.chunk_shape.empty()) {
+    zarr::detail::check_sizes(s.meta.shape, s.meta.chunk_shape, s.meta.dtype, s.meta.file, "dataset " + s.meta.path);
+  }
   s.chunks = chunk_grid(s.meta);
   const Handle type(H5Dget_type(s.dataset.get()));
   s.memory_type = memory_type(s.meta.dtype, type.get());
@@ -182,7 +191,7 @@ NDArray Dataset::read_chunk(const std::vector<int64_t>& block) const {
   const Shape shape = s.chunks.block_shape(block);  // checks the index
   if (!parallel()) return read_through_library(s, block);
   unsigned mask = 0;
-  const std::optional<std::vector<std::byte>> bytes = stored_chunk(s, block, &mask);
+  const std::optional<std::span<const std::byte>> bytes = stored_chunk(s, block, &mask);
   if (!bytes) return fill_block(s, shape);
   Buffer chunk = Buffer::allocate(s.chunk_nbytes);
   try {

@@ -46,7 +46,8 @@ size_t shuffle_size(const FilterStep& s, size_t itemsize) {
   return s.values.empty() || s.values[0] == 0 ? itemsize : s.values[0];
 }
 
-// Memory a stage writes into: uninitialised (it is overwritten whole).
+// Memory a stage writes into: uninitialised (it is overwritten whole), one pair
+// per thread kept from chunk to chunk (see encode).
 struct Scratch {
   std::unique_ptr<std::byte[]> data;
   size_t size = 0;
@@ -107,7 +108,7 @@ void Pipeline::decode(std::span<const std::byte> in, unsigned filter_mask, std::
       break;
     }
   }
-  Scratch a, b;
+  thread_local Scratch a, b;
   std::span<const std::byte> cur = in;
   for (int i = static_cast<int>(steps_.size()) - 1; i >= 0; --i) {
     if ((filter_mask & (1u << i)) != 0) continue;
@@ -154,10 +155,15 @@ void Pipeline::decode(std::span<const std::byte> in, unsigned filter_mask, std::
   if (cur.data() != out.data()) std::memcpy(out.data(), cur.data(), cur.size());
 }
 
-std::vector<std::byte> Pipeline::encode(std::span<const std::byte> in) const {
-  std::vector<std::byte> cur(in.begin(), in.end()), next;
+std::span<const std::byte> Pipeline::encode(std::span<const std::byte> in) const {
+  // Two buffers per thread, kept from chunk to chunk: a fresh ~1 MiB vector per
+  // stage and chunk left the heap fragmented (glibc keeps what its arenas freed),
+  // growing the process by about the data stored.
+  thread_local std::vector<std::byte> a, b;
+  std::span<const std::byte> cur = in;
   for (size_t i = 0; i < steps_.size(); ++i) {
     const FilterStep& s = steps_[i];
+    std::vector<std::byte>& next = cur.data() == a.data() ? b : a;
     switch (s.id) {
       case kShuffle:
         next.resize(cur.size());
@@ -165,8 +171,9 @@ std::vector<std::byte> Pipeline::encode(std::span<const std::byte> in) const {
         break;
       case kFletcher32: {
         const uint32_t sum = fletcher32(cur);
-        for (int k = 0; k < 4; ++k) cur.push_back(static_cast<std::byte>(sum >> (8 * k)));
-        continue;
+        next.assign(cur.begin(), cur.end());
+        for (int k = 0; k < 4; ++k) next.push_back(static_cast<std::byte>(sum >> (8 * k)));
+        break;
       }
       case kDeflate:
       case kZstd:
@@ -176,7 +183,7 @@ std::vector<std::byte> Pipeline::encode(std::span<const std::byte> in) const {
       default:
         throw CodecError(absl::StrCat("tessera does not write HDF5's ", filter_name(s.id), " filter"));
     }
-    cur.swap(next);
+    cur = next;
   }
   return cur;
 }

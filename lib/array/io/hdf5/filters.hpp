@@ -59,8 +59,9 @@ class Pipeline {
   //! skipped) into `out`, exactly one chunk's bytes. CodecError saying which
   //! filter failed and why when the bytes are not what the filters make.
   void decode(std::span<const std::byte> in, unsigned filter_mask, std::span<std::byte> out) const;
-  //! Encodes one chunk's bytes: what H5Dwrite_chunk stores (filter mask 0).
-  std::vector<std::byte> encode(std::span<const std::byte> in) const;
+  //! Encodes one chunk's bytes: what H5Dwrite_chunk stores (filter mask 0); `in`
+  //! itself without filters. The bytes are the calling thread's, valid until its next encode.
+  std::span<const std::byte> encode(std::span<const std::byte> in) const;
 
  private:
   std::vector<FilterStep> steps_;

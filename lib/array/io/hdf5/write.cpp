@@ -198,16 +198,18 @@ void Dataset::write_chunk(const std::vector<int64_t>& block, const NDArray& data
                              shape_str(shape), ", found ", data.describe()));
   }
   if (s.pipeline == nullptr) return detail::write_through_library(s, block, data);
-  // HDF5 stores edge chunks whole: the part past the dataset's edge is zeros.
-  Buffer bytes = Buffer::allocate(s.chunk_nbytes, /*zero=*/shape != s.meta.chunk_shape);
-  const NDArray full(bytes, s.meta.dtype, s.meta.chunk_shape,
-                     NDArray::c_strides(s.meta.chunk_shape, s.meta.dtype.itemsize()), 0);
-  std::vector<Slice> region;
-  for (int64_t extent : shape) region.emplace_back(0, extent);
-  full.slice(region).assign(data);
-  std::vector<std::byte> encoded;
+  NDArray whole = data;
+  if (shape != s.meta.chunk_shape || !data.is_c_contiguous()) {
+    // HDF5 stores edge chunks whole: the part past the dataset's edge is zeros.
+    whole = NDArray(Buffer::allocate(s.chunk_nbytes, /*zero=*/shape != s.meta.chunk_shape), s.meta.dtype,
+                    s.meta.chunk_shape, NDArray::c_strides(s.meta.chunk_shape, s.meta.dtype.itemsize()), 0);
+    std::vector<Slice> region;
+    for (int64_t extent : shape) region.emplace_back(0, extent);
+    whole.slice(region).assign(data);
+  }
+  std::span<const std::byte> encoded;
   try {
-    encoded = s.pipeline->encode({bytes.data(), bytes.size()});
+    encoded = s.pipeline->encode({whole.data(), whole.nbytes()});
   } catch (const codec::CodecError& e) {
     throw StorageError(s.meta.file, absl::StrCat("dataset ", s.meta.path, ": ", e.what()));
   }
