@@ -1,7 +1,11 @@
 """tessera.array: results equal numpy's, errors with tessera's messages."""
 import os
+import pathlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 import zarr
 
@@ -10,11 +14,11 @@ import tessera.array as ta
 
 
 @pytest.fixture
-def a():
+def a() -> npt.NDArray[np.float64]:
     return np.random.default_rng(7).standard_normal((30, 20))
 
 
-def test_compute_shares_the_result_memory_without_a_copy(a):
+def test_compute_shares_the_result_memory_without_a_copy(a: npt.NDArray[np.float64]) -> None:
     x = ta.from_numpy(a, chunks=(7, 6))
     assert x.shape == (30, 20) and x.dtype == np.float64 and x.ndim == 2
     assert x.chunks == ((7, 7, 7, 7, 2), (6, 6, 6, 2))
@@ -25,7 +29,7 @@ def test_compute_shares_the_result_memory_without_a_copy(a):
     np.testing.assert_array_equal(r2, a)
 
 
-def test_from_numpy_copies_once(a):
+def test_from_numpy_copies_once(a: npt.NDArray[np.float64]) -> None:
     b = a.copy()
     x = ta.from_numpy(b, chunks=10)
     b[:] = 0
@@ -33,7 +37,7 @@ def test_from_numpy_copies_once(a):
 
 
 @pytest.mark.parametrize("chunks", [(7, 6), (30, 20), -1, "auto", (None, 5)])
-def test_elementwise_with_numpy_broadcasting(a, chunks):
+def test_elementwise_with_numpy_broadcasting(a: npt.NDArray[np.float64], chunks: Any) -> None:
     x = ta.from_numpy(a, chunks=chunks)
     row = np.arange(20.0)
     col = ta.from_numpy(np.arange(30.0).reshape(30, 1), chunks=(8, 1))
@@ -45,7 +49,7 @@ def test_elementwise_with_numpy_broadcasting(a, chunks):
     np.testing.assert_allclose((-x).compute(), -a)
 
 
-def test_integer_arrays_promote_as_numpy(a):
+def test_integer_arrays_promote_as_numpy(a: npt.NDArray[np.float64]) -> None:
     i = np.arange(12, dtype=np.int32).reshape(3, 4)
     x = ta.from_numpy(i, chunks=2)
     assert (x + 1).dtype == (i + np.int32(1)).dtype
@@ -55,16 +59,19 @@ def test_integer_arrays_promote_as_numpy(a):
 
 @pytest.mark.parametrize("axis", [None, 0, 1, (0, 1), -1])
 @pytest.mark.parametrize("keepdims", [False, True])
-def test_reductions_equal_numpy(a, axis, keepdims):
+def test_reductions_equal_numpy(a: npt.NDArray[np.float64], axis: int | tuple[int, int] | None,
+                                keepdims: bool) -> None:
     x = ta.from_numpy(a, chunks=(7, 6))
-    for ours, theirs in [(ta.sum, np.sum), (ta.mean, np.mean), (ta.std, np.std), (ta.var, np.var), (ta.min, np.min),
-                         (ta.max, np.max)]:
+    pairs: list[tuple[Callable[..., ta.Array], Callable[..., Any]]] = [
+        (ta.sum, np.sum), (ta.mean, np.mean), (ta.std, np.std), (ta.var, np.var), (ta.min, np.min),
+        (ta.max, np.max)]
+    for ours, theirs in pairs:
         got = ours(x, axis=axis, keepdims=keepdims).compute()
         np.testing.assert_allclose(got, theirs(a, axis=axis, keepdims=keepdims), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(ta.std(x, axis=axis, ddof=1).compute(), np.std(a, axis=axis, ddof=1))
 
 
-def test_standardize_as_the_issue_writes_it(a):
+def test_standardize_as_the_issue_writes_it(a: npt.NDArray[np.float64]) -> None:
     x = ta.from_numpy(a, chunks=(7, 20))
     got = ((x - ta.mean(x, axis=0)) / ta.std(x, axis=0)).compute()
     np.testing.assert_allclose(got, (a - a.mean(0)) / a.std(0))
@@ -73,7 +80,7 @@ def test_standardize_as_the_issue_writes_it(a):
     np.testing.assert_allclose(ta.sum(y + y.T).compute(), (s + s.T).sum())
 
 
-def test_transpose_matmul_fft(a):
+def test_transpose_matmul_fft(a: npt.NDArray[np.float64]) -> None:
     x = ta.from_numpy(a, chunks=(7, 6))
     b = np.random.default_rng(8).standard_normal((20, 9))
     y = ta.from_numpy(b, chunks=(5, 4))
@@ -90,7 +97,7 @@ def test_transpose_matmul_fft(a):
     np.testing.assert_allclose(ta.transpose(z, (2, 0, 1)).compute(), c.transpose(2, 0, 1))
 
 
-def test_from_npy_from_zarr_and_store(tmp_path, a):
+def test_from_npy_from_zarr_and_store(tmp_path: pathlib.Path, a: npt.NDArray[np.float64]) -> None:
     npy = str(tmp_path / "a.npy")
     np.save(npy, a)
     x = ta.from_npy(npy, chunks=(10, -1))
@@ -112,7 +119,7 @@ def test_from_npy_from_zarr_and_store(tmp_path, a):
     np.testing.assert_array_equal(np.load(back), a + 1)
 
 
-def test_errors_carry_tessera_messages_and_write_nothing(tmp_path, a):
+def test_errors_carry_tessera_messages_and_write_nothing(tmp_path: pathlib.Path, a: npt.NDArray[np.float64]) -> None:
     x = ta.from_numpy(a, chunks=(7, 6))
     with pytest.raises(tessera.Error, match="broadcast"):
         x + ta.from_numpy(np.zeros((3, 3)))

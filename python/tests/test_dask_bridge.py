@@ -1,10 +1,14 @@
 """tessera.array.to_dask / from_dask (arrays across the two libraries) and tessera.fuse
 (dask.optimization.fuse's contract over tessera's fuse)."""
 import operator
+import pathlib
+from collections.abc import Hashable
+from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
+import numpy.typing as npt
 import pytest
 import zarr
 from dask.core import get as dask_core_get
@@ -15,14 +19,14 @@ import tessera.array as ta
 
 
 @pytest.fixture
-def a():
+def a() -> npt.NDArray[np.float64]:
     return np.random.default_rng(3).standard_normal((45, 31))
 
 
 # ---- to_dask ---------------------------------------------------------------------------
 
 
-def test_to_dask_has_x_chunks_dtype_and_values(a):
+def test_to_dask_has_x_chunks_dtype_and_values(a: npt.NDArray[np.float64]) -> None:
     x = ta.from_numpy(a, chunks=(10, 8)) * 2 + 1
     d = ta.to_dask(x)
     assert isinstance(d, da.Array)
@@ -33,14 +37,14 @@ def test_to_dask_has_x_chunks_dtype_and_values(a):
     np.testing.assert_array_equal(d.blocks[2, 3].compute(scheduler="sync"), (a * 2 + 1)[20:30, 24:31])
 
 
-def test_to_dask_sum_on_tessera_get_equals_tessera_sum(a):
+def test_to_dask_sum_on_tessera_get_equals_tessera_sum(a: npt.NDArray[np.float64]) -> None:
     x = ta.from_numpy(a, chunks=(7, 9)).T @ ta.from_numpy(a, chunks=(7, 9))
     got = ta.to_dask(x).sum().compute(scheduler=tessera.get)
     assert got == pytest.approx(ta.sum(x).compute())
     assert got == pytest.approx((a.T @ a).sum())
 
 
-def test_to_dask_of_a_zarr_store_and_a_rechunk(tmp_path, a):
+def test_to_dask_of_a_zarr_store_and_a_rechunk(tmp_path: pathlib.Path, a: npt.NDArray[np.float64]) -> None:
     path = str(tmp_path / "a.zarr")
     zarr.open(path, mode="w", shape=a.shape, chunks=(9, 31), dtype=a.dtype, compressor=None)[:] = a
     x = ta.from_zarr(path).rechunk((45, 4))
@@ -50,16 +54,16 @@ def test_to_dask_of_a_zarr_store_and_a_rechunk(tmp_path, a):
     np.testing.assert_allclose(d.mean(axis=0).compute(scheduler=tessera.get), a.mean(axis=0))
 
 
-def test_to_dask_refuses_what_is_not_a_tessera_array(a):
+def test_to_dask_refuses_what_is_not_a_tessera_array(a: npt.NDArray[np.float64]) -> None:
     with pytest.raises(TypeError, match="to_dask: expected a tessera.array.Array, found ndarray"):
-        ta.to_dask(a)
+        ta.to_dask(a)  # type: ignore[arg-type]  # the wrong type on purpose
 
 
 # ---- from_dask -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("chunks", [(10, 8), (45, 31), (1, 31)])
-def test_round_trips_equal_numpy(a, chunks):
+def test_round_trips_equal_numpy(a: npt.NDArray[np.float64], chunks: Any) -> None:
     d = da.from_array(a, chunks=chunks)
     x = ta.from_dask(d)
     assert x.chunks == d.chunks and x.dtype == a.dtype
@@ -68,7 +72,8 @@ def test_round_trips_equal_numpy(a, chunks):
     np.testing.assert_array_equal(ta.from_dask(ta.to_dask(ta.from_numpy(a, chunks=chunks))).compute(), a)
 
 
-def test_from_dask_of_dask_operations_then_tessera_operations(tmp_path, a):
+def test_from_dask_of_dask_operations_then_tessera_operations(tmp_path: pathlib.Path,
+                                                             a: npt.NDArray[np.float64]) -> None:
     path = str(tmp_path / "a.zarr")
     zarr.open(path, mode="w", shape=a.shape, chunks=(15, 31), dtype=a.dtype, compressor=None)[:] = a
     d = (da.from_zarr(path) - da.from_zarr(path).mean(axis=0)).rechunk((9, 10))
@@ -80,7 +85,7 @@ def test_from_dask_of_dask_operations_then_tessera_operations(tmp_path, a):
     np.testing.assert_array_equal(ints.compute(), np.arange(100) % 7 == 0)
 
 
-def test_from_dask_refusals_name_what_could_not_be_converted(a):
+def test_from_dask_refusals_name_what_could_not_be_converted(a: npt.NDArray[np.float64]) -> None:
     with pytest.raises(TypeError, match="from_dask: expected a dask.array.Array, found ndarray"):
         ta.from_dask(a)
     unknown = da.from_array(a, chunks=10)
@@ -104,15 +109,15 @@ def test_from_dask_refusals_name_what_could_not_be_converted(a):
 # ---- fuse ------------------------------------------------------------------------------
 
 
-def inc(x):
+def inc(x: int) -> int:
     return x + 1
 
 
-def add(x, y):
+def add(x: int, y: int) -> int:
     return x + y
 
 
-GRAPHS = {
+GRAPHS: dict[str, tuple[dict[Hashable, Any], list[Hashable]]] = {
     # a -> b -> c -> d: one chain.
     "chain": ({"a": 1, "b": (inc, "a"), "c": (inc, "b"), "d": (inc, "c")}, ["d"]),
     #   a          a is read by two: b, c;  b -> d and c -> e are chains;  f reads both
@@ -134,7 +139,7 @@ GRAPHS = {
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
-def test_fuse_computes_the_same_values_as_dask_fuse(name):
+def test_fuse_computes_the_same_values_as_dask_fuse(name: str) -> None:
     dsk, keys = GRAPHS[name]
     ours, deps = tessera.fuse(dsk, keys)
     theirs, _ = dask_fuse(dsk, keys, rename_keys=False)
@@ -148,7 +153,7 @@ def test_fuse_computes_the_same_values_as_dask_fuse(name):
     assert len(ours) < len(dsk)
 
 
-def test_fuse_merges_linear_chains_only():
+def test_fuse_merges_linear_chains_only() -> None:
     dsk, keys = GRAPHS["diamond"]
     ours, deps = tessera.fuse(dsk, keys)
     # b and c fuse into d and e; a (two readers) and f (reads two) stay.
@@ -161,7 +166,7 @@ def test_fuse_merges_linear_chains_only():
         tessera.fuse({"p": (inc, "q"), "q": (inc, "p")})
 
 
-def test_fuse_of_a_dask_array_graph_computes_the_same():
+def test_fuse_of_a_dask_array_graph_computes_the_same() -> None:
     x = (da.arange(24, chunks=5) + 1) * 2
     y = x.sum()
     dsk = dict(y.__dask_graph__())

@@ -1,6 +1,7 @@
 """tessera.get's own behaviour: errors, Ctrl-C, the memory limit, concurrent calls."""
 import operator
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -8,8 +9,12 @@ import textwrap
 import threading
 import time
 import traceback
+import types
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 import tessera
@@ -17,11 +22,11 @@ import tessera
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def fail(x):
+def fail(x: object) -> None:
     raise ZeroDivisionError(f"no division of {x}")
 
 
-def test_task_exception_is_the_original_with_its_traceback():
+def test_task_exception_is_the_original_with_its_traceback() -> None:
     dsk = {"a": 1, "b": (fail, "a"), "c": (operator.add, "b", 1)}
     with pytest.raises(ZeroDivisionError, match="no division of 1") as info:
         tessera.get(dsk, "c")
@@ -29,10 +34,10 @@ def test_task_exception_is_the_original_with_its_traceback():
     assert "fail" in frames
 
 
-def test_raise_exception_receives_the_exception_and_traceback():
-    seen = []
+def test_raise_exception_receives_the_exception_and_traceback() -> None:
+    seen: list[tuple[type[BaseException], bool]] = []
 
-    def raise_exception(exc, tb):
+    def raise_exception(exc: BaseException, tb: types.TracebackType | None) -> None:
         seen.append((type(exc), tb is not None))
         raise RuntimeError("wrapped") from exc
 
@@ -41,36 +46,36 @@ def test_raise_exception_receives_the_exception_and_traceback():
     assert seen == [(ZeroDivisionError, True)]
 
 
-def test_missing_key_is_a_key_error():
+def test_missing_key_is_a_key_error() -> None:
     with pytest.raises(KeyError, match="nope"):
         tessera.get({"a": 1}, ["a", ["nope"]])
 
 
-def test_cycle_is_an_error_naming_it():
+def test_cycle_is_an_error_naming_it() -> None:
     dsk = {"a": (operator.neg, "b"), "b": (operator.neg, "a"), "c": (operator.neg, "a")}
     with pytest.raises(RuntimeError, match="Cycle detected"):
         tessera.get(dsk, "c")
 
 
-def test_nesting_past_the_limit_is_refused():
-    task = 1
+def test_nesting_past_the_limit_is_refused() -> None:
+    task: object = 1
     for _ in range(1100):
         task = (operator.neg, task)
     with pytest.raises(ValueError, match="nests tasks and lists more than 1000 levels"):
         tessera.get({"deep": task}, "deep")
 
 
-def _resident():
+def _resident() -> int:
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def test_memory_limit_error_names_the_task():
+def test_memory_limit_error_names_the_task() -> None:
     dsk = {"big": (np.ones, 4 << 20)}  # 32 MiB
     with pytest.raises(tessera.MemoryLimitError, match="big"):
         tessera.get(dsk, "big", memory_limit=_resident() + (8 << 20))
 
 
-def test_memory_limit_below_the_process_at_the_start_is_an_error():
+def test_memory_limit_below_the_process_at_the_start_is_an_error() -> None:
     # The limit bounds the process: what it holds at the start counts against it.
     start = _resident()
     with pytest.raises(tessera.MemoryLimitError,
@@ -79,23 +84,23 @@ def test_memory_limit_below_the_process_at_the_start_is_an_error():
     assert start > 8 << 20
 
 
-def test_keys_of_any_hashable_kind():
+def test_keys_of_any_hashable_kind() -> None:
     key = frozenset({1, 2})
     dsk = {key: 5, 3.5: (operator.add, key, 1), ("t", 1.5): (operator.mul, 3.5, 2), ("x", 0, 1): ("t", 1.5)}
     assert tessera.get(dsk, [("x", 0, 1), 3.5]) == (12, 6)
 
 
-def test_two_threads_at_once():
-    def graph(offset):
-        dsk = {("x", i): (operator.add, i, offset) for i in range(200)}
+def test_two_threads_at_once() -> None:
+    def graph(offset: int) -> dict[Hashable, Any]:
+        dsk: dict[Hashable, Any] = {("x", i): (operator.add, i, offset) for i in range(200)}
         dsk["total"] = (sum, [("x", i) for i in range(200)])
         dsk["slow"] = (time.sleep, 0.2)
         dsk["out"] = (lambda t, s: t, "total", "slow")
         return dsk
 
-    results = {}
+    results: dict[int, int] = {}
 
-    def run(offset):
+    def run(offset: int) -> None:
         results[offset] = tessera.get(graph(offset), "out", num_workers=2)
 
     threads = [threading.Thread(target=run, args=(o,)) for o in (0, 1000)]
@@ -106,12 +111,12 @@ def test_two_threads_at_once():
     assert results == {0: sum(range(200)), 1000: sum(range(200)) + 200 * 1000}
 
 
-def _python(code, **kwargs):
+def _python(code: str, **kwargs: Any) -> subprocess.Popen[bytes]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env, **kwargs)
 
 
-def test_a_process_exits_cleanly_right_after_a_run():
+def test_a_process_exits_cleanly_right_after_a_run() -> None:
     # The scheduler's worker threads keep a Python thread state between task bodies and
     # end as the interpreter finalizes: a thread that waited for the GIL to delete its
     # thread state then was ended by Python inside its exit handlers (std::terminate,
@@ -123,12 +128,12 @@ def test_a_process_exits_cleanly_right_after_a_run():
         assert tessera.get(dsk, "s", num_workers=2) == sum(range(2000)) + 2000
     """
     for _ in range(40):
-        proc = _python(code, stderr=subprocess.PIPE, text=True)
+        proc = _python(code, stderr=subprocess.PIPE)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err[-500:]
+        assert proc.returncode == 0, err[-500:].decode()
 
 
-def test_ctrl_c_cancels_the_run_and_removes_scratch(tmp_path):
+def test_ctrl_c_cancels_the_run_and_removes_scratch(tmp_path: pathlib.Path) -> None:
     # A chain of slow tasks whose 8 MiB results spill under a 16 MiB limit.
     code = f"""
         import time, numpy as np, tessera
@@ -157,7 +162,7 @@ def test_ctrl_c_cancels_the_run_and_removes_scratch(tmp_path):
 
 
 @pytest.mark.parametrize("callback", [False, True])
-def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path, callback):
+def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path: pathlib.Path, callback: bool) -> None:
     # 32 blocks of 16 MiB read twice: by a mean over all of them, then each with
     # that mean. Without a limit every block is held between the two passes
     # (512 MiB, 4x the limit); with it they spill and come back. With a dask
@@ -187,7 +192,7 @@ def test_memory_limit_keeps_peak_rss_and_the_result(tmp_path, callback):
     _check_within_limit(code, tmp_path, "MiB above the start")
 
 
-def _check_within_limit(code, scratch, what):
+def _check_within_limit(code: str, scratch: pathlib.Path, what: str) -> None:
     """Runs `code`, which prints: whether its result was right, the bytes it
     measured, and its memory limit; checks them (bytes <= limit + 10% + 100 MiB)
     and that the scratch folder is empty."""
@@ -200,7 +205,7 @@ def _check_within_limit(code, scratch, what):
     assert os.listdir(scratch) == []
 
 
-def test_memory_limit_counts_what_views_keep_alive(tmp_path):
+def test_memory_limit_counts_what_views_keep_alive(tmp_path: pathlib.Path) -> None:
     # Each task returns x[::8] of a 32 MiB block: a 4 MiB view that keeps the
     # whole block alive. The last task reads all 32 views at once: dask.sizeof
     # counts them at 128 MiB, under the limit, while they keep 1 GiB (4x the
@@ -221,16 +226,16 @@ def test_memory_limit_counts_what_views_keep_alive(tmp_path):
     _check_within_limit(code, tmp_path, "MiB peak RSS")
 
 
-def test_key_indices_equal_as_dict_keys_are_one_key():
+def test_key_indices_equal_as_dict_keys_are_one_key() -> None:
     # dask.array's graphs mix ('x', np.int64(0)) keys with ('x', 0) references.
     dsk = {("x", np.int64(0)): 2, ("y", 0.0): (operator.neg, ("x", 0)), "z": (operator.add, ("y", np.int32(0)), 1)}
     assert tessera.get(dsk, "z") == -1
 
 
-def test_rerun_exceptions_locally_raises_the_original():
-    runs = []
+def test_rerun_exceptions_locally_raises_the_original() -> None:
+    runs: list[int] = []
 
-    def flaky(x):
+    def flaky(x: int) -> None:
         runs.append(x)
         raise KeyError("flaky")
 
@@ -239,13 +244,13 @@ def test_rerun_exceptions_locally_raises_the_original():
     assert runs == [1, 1]  # the run, then the rerun
 
 
-def _subgraph(dsk, outkey, inkeys):
+def _subgraph(dsk: dict[Hashable, Any], outkey: Hashable, inkeys: Sequence[Hashable]) -> Any:
     from dask.optimization import SubgraphCallable
 
     return SubgraphCallable(dsk, outkey, tuple(inkeys), name="sg")
 
 
-def test_subgraph_callable_runs_compiled_not_through_its_call(monkeypatch):
+def test_subgraph_callable_runs_compiled_not_through_its_call(monkeypatch: pytest.MonkeyPatch) -> None:
     # dask.array's blockwise tasks call a SubgraphCallable (dask.core.get over a small
     # graph per call); tessera compiles its inner graph into the task instead.
     from dask.local import get_sync
@@ -257,19 +262,19 @@ def test_subgraph_callable_runs_compiled_not_through_its_call(monkeypatch):
     expected = get_sync(dsk, ["b", "c"])
     assert expected == ((33, 11, 1), (24, 12, 2))
 
-    def refuse(self, *args):
+    def refuse(self: object, *args: object) -> None:
         raise AssertionError("SubgraphCallable.__call__ was called")
 
     monkeypatch.setattr(SubgraphCallable, "__call__", refuse)
     assert tessera.get(dsk, ["b", "c"], num_workers=2) == expected
 
 
-def test_subgraph_callable_keeps_dask_core_get_semantics():
+def test_subgraph_callable_keeps_dask_core_get_semantics() -> None:
     from dask.local import get_sync
 
-    calls = []
+    calls: list[int] = []
 
-    def record(x):
+    def record(x: int) -> int:
         calls.append(x)
         return x
 
@@ -287,7 +292,7 @@ def test_subgraph_callable_keeps_dask_core_get_semantics():
     assert calls == [-9]
 
 
-def test_subgraph_callable_errors_are_dasks():
+def test_subgraph_callable_errors_are_dasks() -> None:
     inner = _subgraph({"y": (fail, "x")}, "y", ["x"])
     with pytest.raises(ZeroDivisionError, match="no division of 4"):
         tessera.get({"a": 4, "b": (inner, "a")}, "b")
@@ -300,26 +305,26 @@ def test_subgraph_callable_errors_are_dasks():
         tessera.get({"a": 4, "b": (cyclic, "a")}, "b")
 
 
-def test_inputs_dropped_during_the_run_are_freed_when_it_returns():
+def test_inputs_dropped_during_the_run_are_freed_when_it_returns() -> None:
     import weakref
 
     class Box:
         pass
 
-    made = []
+    made: list[weakref.ref[Box]] = []
 
-    def make(i):
+    def make(i: int) -> Box:
         b = Box()
         made.append(weakref.ref(b))
         return b
 
-    dsk = {("m", i): (make, i) for i in range(50)}
+    dsk: dict[Hashable, Any] = {("m", i): (make, i) for i in range(50)}
     dsk["n"] = (len, [("m", i) for i in range(50)])
     assert tessera.get(dsk, "n", num_workers=2) == 50
     assert len(made) == 50 and all(r() is None for r in made)
 
 
-def test_a_large_result_is_freed_when_its_last_reader_is_done():
+def test_a_large_result_is_freed_when_its_last_reader_is_done() -> None:
     #   big --> read --> both <-- watch
     #   one -----^
     # watch holds one worker from before read runs until read has run, then waits for big
@@ -329,19 +334,19 @@ def test_a_large_result_is_freed_when_its_last_reader_is_done():
     import weakref
 
     watching, done = threading.Event(), threading.Event()
-    refs = []
+    refs: list[weakref.ref[npt.NDArray[np.float64]]] = []
 
-    def make():
+    def make() -> npt.NDArray[np.float64]:
         a = np.ones(1 << 17)  # 1 MiB
         refs.append(weakref.ref(a))
         return a
 
-    def read(a, one):
+    def read(a: npt.NDArray[np.float64], one: int) -> int:
         assert watching.wait(10)
         done.set()
         return a.size + one
 
-    def watch():
+    def watch() -> bool:
         watching.set()
         assert done.wait(10)
         deadline = time.monotonic() + 5
@@ -354,14 +359,14 @@ def test_a_large_result_is_freed_when_its_last_reader_is_done():
     assert tessera.get(dsk, "both", num_workers=2) == ((1 << 17) + 1, True)
 
 
-def test_subgraph_callable_nesting_counts_where_it_is_called():
+def test_subgraph_callable_nesting_counts_where_it_is_called() -> None:
     # Compiled once at its first, shallow call site, a deep SubgraphCallable is still
     # refused where it is called deeper than the nesting limit.
-    deep = "x"
+    deep: object = "x"
     for _ in range(600):
         deep = (operator.neg, deep)
     inner = _subgraph({"y": deep}, "y", ["x"])
-    site = (inner, "a")
+    site: object = (inner, "a")
     for _ in range(500):
         site = (operator.neg, site)
     with pytest.raises(ValueError, match="nests tasks and lists more than 1000 levels deep"):

@@ -7,5 +7,5 @@ import tessera
 class TestTesseraGet(GetFunctionTestMixin):
     get = staticmethod(tessera.get)
 
-    def test_get_num_workers(self):
+    def test_get_num_workers(self) -> None:
         assert self.get({"x": (inc, "y"), "y": 1}, "x", num_workers=2) == 2

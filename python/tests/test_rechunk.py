@@ -2,19 +2,25 @@
 tessera's messages that leave nothing behind."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 import zarr
 
 import tessera
 
+# The source fixture: a zarr store's path and the values it holds.
+Source = tuple[str, npt.NDArray[np.float64]]
+
 
 @pytest.fixture
-def source(tmp_path):
+def source(tmp_path: pathlib.Path) -> Source:
     """A zarr v2 store of 120 x 90 float64 in blocks of 10 rows, and its values."""
     values = np.arange(120 * 90, dtype=np.float64).reshape(120, 90) * 0.5
     path = str(tmp_path / "rows.zarr")
@@ -23,12 +29,13 @@ def source(tmp_path):
     return path, values
 
 
-def listing(folder):
+def listing(folder: str | os.PathLike[str]) -> list[str]:
     return sorted(os.listdir(folder))
 
 
 @pytest.mark.parametrize("method", ["auto", "tasks", "shuffle"])
-def test_rows_to_columns_equals_the_source(tmp_path, source, method):
+def test_rows_to_columns_equals_the_source(tmp_path: pathlib.Path, source: Source,
+                                           method: Literal["auto", "tasks", "shuffle"]) -> None:
     src, values = source
     dst = str(tmp_path / "cols.zarr")
     done = tessera.rechunk(src, dst, (-1, 16), max_mem="64MiB", method=method, progress=False)
@@ -39,7 +46,7 @@ def test_rows_to_columns_equals_the_source(tmp_path, source, method):
     assert done["chunks"][1] == (16,) * 5 + (10,)
 
 
-def test_npy_source_into_zarr_v3_with_a_codec(tmp_path):
+def test_npy_source_into_zarr_v3_with_a_codec(tmp_path: pathlib.Path) -> None:
     values = np.random.default_rng(1).integers(0, 1000, size=(64, 48), dtype=np.int32)
     src = str(tmp_path / "a.npy")
     np.save(src, values)
@@ -54,7 +61,7 @@ def test_npy_source_into_zarr_v3_with_a_codec(tmp_path):
     np.testing.assert_array_equal(np.load(back), values)
 
 
-def test_shards_of_inner_chunks(tmp_path, source):
+def test_shards_of_inner_chunks(tmp_path: pathlib.Path, source: Source) -> None:
     src, values = source
     dst = str(tmp_path / "sharded.zarr")
     done = tessera.rechunk(src, dst, (20, 15), shard=(40, 30), progress=False)
@@ -64,7 +71,7 @@ def test_shards_of_inner_chunks(tmp_path, source):
     np.testing.assert_array_equal(np.load(back), values)
 
 
-def test_zarr_v2_with_blosc_read_by_zarr_python(tmp_path, source):
+def test_zarr_v2_with_blosc_read_by_zarr_python(tmp_path: pathlib.Path, source: Source) -> None:
     src, values = source
     dst = str(tmp_path / "blosc.zarr")
     tessera.rechunk(src, dst, {1: 45}, codec="blosc:lz4:5:shuffle", progress=False)
@@ -74,7 +81,7 @@ def test_zarr_v2_with_blosc_read_by_zarr_python(tmp_path, source):
     np.testing.assert_array_equal(out[:], values)
 
 
-def test_an_existing_target_is_refused_and_left_as_it_was(tmp_path, source):
+def test_an_existing_target_is_refused_and_left_as_it_was(tmp_path: pathlib.Path, source: Source) -> None:
     src, _ = source
     dst = str(tmp_path / "cols.zarr")
     tessera.rechunk(src, dst, (-1, 16), progress=False)
@@ -87,7 +94,7 @@ def test_an_existing_target_is_refused_and_left_as_it_was(tmp_path, source):
     assert zarr.open(dst, mode="r").chunks == (120, 30)
 
 
-def test_a_foreign_folder_is_never_replaced(tmp_path, source):
+def test_a_foreign_folder_is_never_replaced(tmp_path: pathlib.Path, source: Source) -> None:
     src, _ = source
     foreign = tmp_path / "photos"
     foreign.mkdir()
@@ -98,7 +105,7 @@ def test_a_foreign_folder_is_never_replaced(tmp_path, source):
     assert (foreign / "holiday.jpg").read_bytes() == b"not tessera's"
 
 
-def test_the_source_is_never_replaced(tmp_path, source):
+def test_the_source_is_never_replaced(tmp_path: pathlib.Path, source: Source) -> None:
     src, values = source
     with pytest.raises(tessera.StorageError, match="the source"):
         tessera.rechunk(src, src, (-1, 16), overwrite=True, progress=False)
@@ -116,7 +123,8 @@ def test_the_source_is_never_replaced(tmp_path, source):
         ({5: 4}, "expected axes below 2"),
     ],
 )
-def test_bad_chunks_are_a_chunk_error_and_write_nothing(tmp_path, source, chunks, message):
+def test_bad_chunks_are_a_chunk_error_and_write_nothing(tmp_path: pathlib.Path, source: Source, chunks: Any,
+                                                        message: str) -> None:
     src, _ = source
     before = listing(tmp_path)
     with pytest.raises(tessera.ChunkError, match=message) as info:
@@ -125,7 +133,7 @@ def test_bad_chunks_are_a_chunk_error_and_write_nothing(tmp_path, source, chunks
     assert listing(tmp_path) == before
 
 
-def test_max_mem_too_small_for_the_blocks(tmp_path, source):
+def test_max_mem_too_small_for_the_blocks(tmp_path: pathlib.Path, source: Source) -> None:
     src, _ = source
     before = listing(tmp_path)
     with pytest.raises(tessera.ChunkError, match="cannot hold the blocks of chunks .* the smallest max_mem that works is"):
@@ -144,7 +152,8 @@ def test_max_mem_too_small_for_the_blocks(tmp_path, source):
         ({"codec": "lz4", "zarr_format": 3}, tessera.ChunkError, "codec: "),
     ],
 )
-def test_bad_options(tmp_path, source, kwargs, error, message):
+def test_bad_options(tmp_path: pathlib.Path, source: Source, kwargs: dict[str, Any], error: type[Exception],
+                     message: str) -> None:
     src, _ = source
     if "shard" in kwargs:
         kwargs["zarr_format"] = 2
@@ -163,7 +172,8 @@ def test_bad_options(tmp_path, source, kwargs, error, message):
         ("zstd:99", "codec: codec zstd: expected an integer from"),
     ],
 )
-def test_a_bad_codec_spec_is_a_chunk_error_naming_codec(tmp_path, source, codec, message):
+def test_a_bad_codec_spec_is_a_chunk_error_naming_codec(tmp_path: pathlib.Path, source: Source, codec: str,
+                                                        message: str) -> None:
     src, _ = source
     before = listing(tmp_path)
     with pytest.raises(tessera.ChunkError, match=message):
@@ -171,7 +181,7 @@ def test_a_bad_codec_spec_is_a_chunk_error_naming_codec(tmp_path, source, codec,
     assert listing(tmp_path) == before
 
 
-def test_other_value_errors_are_not_codec_errors(tmp_path, source):
+def test_other_value_errors_are_not_codec_errors(tmp_path: pathlib.Path, source: Source) -> None:
     """Only a codec spec's errors say "codec:"; a bad format is tessera.ValueError, a Python ValueError."""
     src, _ = source
     with pytest.raises(tessera.ValueError) as info:
@@ -199,7 +209,8 @@ HUGE_V2 = {
 
 
 @pytest.mark.parametrize("meta_name, meta", [("zarr.json", HUGE_V3), (".zarray", HUGE_V2)])
-def test_a_store_declaring_2_31_chunks_is_refused_at_once(tmp_path, meta_name, meta):
+def test_a_store_declaring_2_31_chunks_is_refused_at_once(tmp_path: pathlib.Path, meta_name: str,
+                                                          meta: dict[str, Any]) -> None:
     """A few hundred bytes declare 2^31 chunks of 256 x 256 float64 (a petabyte): reading them needs
     2^31 tasks, about 2 TiB of graph. tessera.rechunk refuses before it builds one, naming the count,
     as `tessera rechunk` does. Run in a child under a 4 GiB address-space limit, so that a missing check
@@ -227,7 +238,7 @@ def test_a_store_declaring_2_31_chunks_is_refused_at_once(tmp_path, meta_name, m
     assert listing(huge) == [meta_name]
 
 
-def test_a_target_of_too_many_chunks_is_refused_naming_the_count(tmp_path):
+def test_a_target_of_too_many_chunks_is_refused_naming_the_count(tmp_path: pathlib.Path) -> None:
     src = str(tmp_path / "a.npy")
     np.save(src, np.ones((2048, 2048), dtype=np.uint8))
     with pytest.raises(tessera.ChunkError, match=r"to 1048576 chunks of \(2, 2\): about .* choose larger chunks or give a larger max_mem"):
@@ -235,7 +246,7 @@ def test_a_target_of_too_many_chunks_is_refused_naming_the_count(tmp_path):
     assert listing(tmp_path) == ["a.npy"]
 
 
-def test_a_shard_index_counts_against_max_mem(tmp_path):
+def test_a_shard_index_counts_against_max_mem(tmp_path: pathlib.Path) -> None:
     """2^20 inner chunks of one byte in one shard: 48 MiB of index while the shard is written."""
     src = str(tmp_path / "a.npy")
     np.save(src, np.ones((1024, 1024), dtype=np.uint8))
@@ -246,13 +257,13 @@ def test_a_shard_index_counts_against_max_mem(tmp_path):
     assert listing(tmp_path) == ["a.npy"]
 
 
-def test_a_missing_source_names_it(tmp_path):
+def test_a_missing_source_names_it(tmp_path: pathlib.Path) -> None:
     with pytest.raises(tessera.StorageError, match="nothing.zarr"):
         tessera.rechunk(str(tmp_path / "nothing.zarr"), str(tmp_path / "out.zarr"), (1,), progress=False)
     assert listing(tmp_path) == []
 
 
-def test_ctrl_c_stops_the_run_and_leaves_no_temporaries(tmp_path):
+def test_ctrl_c_stops_the_run_and_leaves_no_temporaries(tmp_path: pathlib.Path) -> None:
     """A subprocess rechunking a store under a small budget (its 128 MiB spill) is sent SIGINT mid-run."""
     script = textwrap.dedent(
         f"""
@@ -272,6 +283,7 @@ def test_ctrl_c_stops_the_run_and_leaves_no_temporaries(tmp_path):
     )
     env = dict(os.environ)
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     import time
 

@@ -9,11 +9,12 @@ plugin they all map to tessera.get, and so does the default.
 """
 import dask
 import dask.base
+import pytest
 
 import tessera
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     for name in ("sync", "synchronous", "threads", "threading"):
         dask.base.named_schedulers[name] = tessera.get
     dask.config.set(scheduler=tessera.get)
