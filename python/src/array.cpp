@@ -20,6 +20,7 @@
 
 #include "bindings.hpp"
 #include "numpy_bridge.hpp"
+#include "watch.hpp"
 #include "tessera/array/array.hpp"
 #include "tessera/array/io/hdf5.hpp"
 #include "tessera/array/io/zarr.hpp"
@@ -137,10 +138,8 @@ py::array compute(const ta::Array& x, std::optional<int> num_workers) {
   ta::ComputeOptions options;
   options.num_workers = num_workers.value_or(0);
   ta::NDArray result;
-  {
-    py::gil_scoped_release unlocked;
-    result = x.compute(options);
-  }
+  // GIL released, Ctrl-C cancels the run and is raised once it stopped (watch.hpp).
+  run_watched([&] { result = x.compute(options); }, options.cancel);
   return to_numpy(result);
 }
 
@@ -152,8 +151,9 @@ void store(const ta::Array& x, const std::string& path, const std::optional<std:
   options.zarr.zarr_format = zarr_format.value_or(2);  // zarr::create checks it
   options.hdf5 = {.codec = options.zarr.codec, .shuffle = options.zarr.codec != "none"};  // a "FILE.h5:/x" path
   options.compute.num_workers = num_workers.value_or(0);
-  py::gil_scoped_release unlocked;
-  ta::store(x, path, options);  // a bad codec: a CodecSpecError, tessera.ChunkError "codec: ..."
+  // A bad codec: a CodecSpecError, tessera.ChunkError "codec: ...". Ctrl-C cancels the run, which removes
+  // the temporary output, and is raised once it stopped (watch.hpp).
+  run_watched([&] { ta::store(x, path, options); }, options.compute.cancel);
 }
 
 ta::Array reduce(ta::Array (*f)(const ta::Array&, const ta::ReduceOptions&), const ta::Array& x,

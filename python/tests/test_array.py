@@ -143,3 +143,46 @@ def test_errors_carry_tessera_messages_and_write_nothing(tmp_path: pathlib.Path,
     with pytest.raises(tessera.ValueError, match="zarr_format: expected 2 or 3, found 5"):
         ta.store(x, str(tmp_path / "z.zarr"), zarr_format=5)
     assert sorted(os.listdir(tmp_path)) == sorted(before + ["photos"])
+
+
+@pytest.mark.parametrize("call", ["compute", "store"])
+def test_ctrl_c_stops_compute_and_store_at_once_and_leaves_no_temporaries(tmp_path: pathlib.Path,
+                                                                         call: str) -> None:
+    """A subprocess multiplying two 8000² arrays (minutes of GEMM on 2 cores) is sent SIGINT once it runs:
+    KeyboardInterrupt comes when the blocks running then finish, not when the whole product is done."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    out_path = str(tmp_path / "out.zarr")
+    work = "p.compute()" if call == "compute" else f"ta.store(p, {out_path!r})"
+    script = textwrap.dedent(
+        f"""
+        import sys, time, numpy as np, tessera.array as ta
+        x = ta.from_numpy(np.ones((8000, 8000)), chunks=1000)
+        p = ta.matmul(x, x) + ta.matmul(x, x) + ta.matmul(x, x)
+        print("ready", flush=True)
+        try:
+            {work}
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+        print("finished", flush=True)
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "ready"
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            # Generous on a loaded machine, and still far below the product's own time (half a minute or more).
+            out, _ = proc.communicate(timeout=20)
+        finally:
+            proc.kill()
+    if "finished" in out:
+        pytest.skip("the product finished before the signal came")
+    assert proc.returncode == 3, out
+    assert sorted(os.listdir(tmp_path)) == []
