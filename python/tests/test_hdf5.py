@@ -1,4 +1,6 @@
 """tessera.array.from_hdf5 / from_netcdf against h5py and netCDF4, and store to FILE.h5:/x."""
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -7,7 +9,7 @@ import tessera.array as ta
 h5py = pytest.importorskip("h5py")
 
 
-def test_from_hdf5_reads_what_h5py_wrote_and_store_writes_what_h5py_reads(tmp_path):
+def test_from_hdf5_reads_what_h5py_wrote_and_store_writes_what_h5py_reads(tmp_path: pathlib.Path) -> None:
     a = np.arange(7 * 5, dtype=">f4").reshape(7, 5)
     with h5py.File(tmp_path / "in.h5", "w") as f:
         f.create_dataset("g/x", data=a, chunks=(3, 2), compression="gzip", shuffle=True)
@@ -23,7 +25,7 @@ def test_from_hdf5_reads_what_h5py_wrote_and_store_writes_what_h5py_reads(tmp_pa
         ta.from_hdf5(str(tmp_path / "in.h5"), "nope")
 
 
-def test_from_netcdf_reads_a_variable_netcdf4_wrote(tmp_path):
+def test_from_netcdf_reads_a_variable_netcdf4_wrote(tmp_path: pathlib.Path) -> None:
     netCDF4 = pytest.importorskip("netCDF4")
     with netCDF4.Dataset(tmp_path / "in.nc", "w") as n:
         n.createDimension("t", 4)
