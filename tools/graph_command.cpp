@@ -297,8 +297,8 @@ int run(const RunOptions& o) {
                 comm->size(), stats.num_workers, seconds * 1e3);
     print_rank_figures(ranks, stdout);
   } else {
-    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", printable(f.name).c_str(), stats.tasks,
-                stats.num_workers, seconds * 1e3);
+    std::printf("%s: %zu tasks on %d worker(s) in %.3f ms\n", printable(f.name).c_str(), stats.tasks, stats.num_workers,
+                seconds * 1e3);
   }
   std::printf("  outputs               %zu (%zu bytes)\n", outputs, output_bytes);
   if (!comm) {

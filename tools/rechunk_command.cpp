@@ -175,7 +175,9 @@ int run_across(const std::shared_ptr<Communicator>& comm, const std::string& src
                const std::vector<ta::RechunkAxis>& axes, const ta::zarr::Format& format, int64_t max_mem,
                long workers, bool overwrite) {
   bound_allocators(max_mem);
-  ta::StoreOptions store{.overwrite = overwrite, .protect = {ta::hdf5::file_of(src)}, .zarr = format,
+  ta::StoreOptions store{.overwrite = overwrite,
+                         .protect = {ta::hdf5::file_of(src)},
+                         .zarr = format,
                          .hdf5 = hdf5_format(format)};
   std::optional<ta::Array> x;
   ta::Chunks target;
@@ -261,7 +263,9 @@ int run(const Options& o) {
   if (fs::exists(fs::symlink_status(dst, ec)) && !overwrite) {
     throw InputError(dst, "exists; pass --overwrite to replace it");
   }
-  ta::StoreOptions store{.overwrite = overwrite, .protect = {ta::hdf5::file_of(src)}, .zarr = format,
+  ta::StoreOptions store{.overwrite = overwrite,
+                         .protect = {ta::hdf5::file_of(src)},
+                         .zarr = format,
                          .hdf5 = hdf5_format(format)};
   try {
     ta::check_target(dst, store);

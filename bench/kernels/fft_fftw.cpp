@@ -89,10 +89,10 @@ void complex_c128(const char* name, Lines l, int sign) {
 
 int main() {
   // bench_fft's cases: (shape, axis) -> lines of n points.
-  real_rows_f32("rfft-rows-f32", {16384, 1024, 1, 16384});         // (1024, 16384) float32, axis 1
-  complex_c64("fft-cols-c64", {16384, 128, 128, 1}, FFTW_FORWARD);  // (16384, 128) complex64, axis 0
-  complex_c128("fft-rows-c128", {8192, 512, 1, 8192}, FFTW_FORWARD);  // (512, 8192) complex128, axis 1
-  real_rows_f64("rfft-rows-f64-3000", {3000, 1000, 1, 3000});      // (1000, 3000) float64, axis 1
+  real_rows_f32("rfft-rows-f32", {16384, 1024, 1, 16384});                  // (1024, 16384) float32, axis 1
+  complex_c64("fft-cols-c64", {16384, 128, 128, 1}, FFTW_FORWARD);          // (16384, 128) complex64, axis 0
+  complex_c128("fft-rows-c128", {8192, 512, 1, 8192}, FFTW_FORWARD);        // (512, 8192) complex128, axis 1
+  real_rows_f64("rfft-rows-f64-3000", {3000, 1000, 1, 3000});               // (1000, 3000) float64, axis 1
   complex_c128("ifft-cols-c128-1000", {1000, 500, 500, 1}, FFTW_BACKWARD);  // (1000, 500) complex128, axis 0
   std::fflush(stdout);
   return 0;

@@ -25,7 +25,8 @@ template <class T>
 std::vector<T> formula(long n) {
   std::vector<T> a(static_cast<size_t>(n * n));
   for (long i = 0; i < n; ++i) {
-    for (long j = 0; j < n; ++j) a[i * n + j] = static_cast<T>(static_cast<double>((i * 7919 + j * 104729) % 1009) / 1009.0);
+    for (long j = 0; j < n; ++j)
+      a[i * n + j] = static_cast<T>(static_cast<double>((i * 7919 + j * 104729) % 1009) / 1009.0);
   }
   return a;
 }

@@ -25,12 +25,8 @@ uint32_t RunState::priority(uint32_t task) const { return plan_->priority(task);
 namespace detail {
 
 Run::Run(const Plan& plan, const GetOptions& options, int num_workers)
-    : RunState(plan, num_workers),
-      plan_(plan),
-      options_(options),
-      ledger_(plan),
-      narrowing_(num_workers > 1 && !has_task_hooks(options.callbacks)),
-      budget_(options.memory_limit),
+    : RunState(plan, num_workers), plan_(plan), options_(options), ledger_(plan),
+      narrowing_(num_workers > 1 && !has_task_hooks(options.callbacks)), budget_(options.memory_limit),
       hooks_(options.callbacks) {
   if (budget_.limit > 0) prepare_budget();
   if (options.inbox != nullptr || !plan.inbox_keys().empty()) attach_inbox();

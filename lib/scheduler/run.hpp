@@ -82,8 +82,8 @@ class Run final : public RunState {
     std::vector<uint32_t> ready;  // made ready by the task just completed
     Io io;                        // under the budget
     std::vector<uint32_t> distinct;  // inputs_bytes' buffer, kept between tasks
-    Budget::Log* log = nullptr;   // with a memory limit, before the switch
-    uint32_t waits = 0;           // completions that found the lock taken (lock_after)
+    Budget::Log* log = nullptr;      // with a memory limit, before the switch
+    uint32_t waits = 0;              // completions that found the lock taken (lock_after)
   };
   // What a worker does next: run `next`; do its io, then run `next` (inputs to
   // bring back, files to drop); do io without a task (victims to write while no

@@ -484,8 +484,7 @@ bool Run::do_io(Worker& w, bool counted) {
       int64_t file = -1;  // none: it stays in memory, never offered again (finish_spill)
       try {
         file = budget_.store->put(v, written);
-      } catch (const NotSpillable&) {
-      }
+      } catch (const NotSpillable&) {}
       finish_spill(w, d, std::move(v), file, written, t0);
     }
     io.spill.clear();
@@ -631,8 +630,8 @@ void Run::memory_error_locked(uint32_t task, size_t needed, const std::string& w
   }
   stop_locked({Failure::Kind::error, task,
                std::make_exception_ptr(MemoryLimitError(plan_.key(task), needed, budget_.limit,
-                                                        held_bytes_.load(std::memory_order_relaxed),
-                                                        std::move(largest), why))});
+                                                        held_bytes_.load(std::memory_order_relaxed), std::move(largest),
+                                                        why))});
 }
 
 // On the caller's thread at the end: requested results on disk come back (as

@@ -78,7 +78,7 @@ struct Budget {
     }
   }
 
-  const size_t limit = 0;  //!< GetOptions::memory_limit; 0: no budget at all
+  const size_t limit = 0;                    //!< GetOptions::memory_limit; 0: no budget at all
   size_t target_bytes = 0, pause_bytes = 0;  //!< memory_target and memory_pause of it
   size_t base_resident = 0;                  //!< anonymous_resident_bytes() as the budget was prepared
   std::unique_ptr<Log[]> logs;               //!< per worker, until the switch
@@ -88,9 +88,9 @@ struct Budget {
   std::unique_ptr<size_t[]> bytes;                     //!< per task: its result's bytes
   std::unique_ptr<std::atomic<uint8_t>[]> task_state;  //!< per task; kFinished once settled
   std::vector<uint8_t> node_state, tier, leaving_flag;
-  std::vector<uint32_t> pins;                          //!< per task: running readers
-  std::vector<int64_t> file;                           //!< per task: its spill file, or kNoFile / kCannotSpill
-  std::vector<Reload> reload;                          //!< per task: how its spilled form comes back
+  std::vector<uint32_t> pins;  //!< per task: running readers
+  std::vector<int64_t> file;   //!< per task: its spill file, or kNoFile / kCannotSpill
+  std::vector<Reload> reload;  //!< per task: how its spilled form comes back
   std::vector<uint32_t> reader_offsets, readers, reader_cursor;  //!< readers by priority; the first not started
   std::vector<Entry> tiers[3];
   uint64_t seq = 0;                                    //!< of the last push into a tier
@@ -100,7 +100,7 @@ struct Budget {
   size_t largest_result = 0;                           //!< the largest result settled so far
   uint32_t io_busy = 0;                                //!< workers doing io without a task
   std::unique_ptr<SpillStore> store;
-  std::atomic<int64_t> spill_ns{0}, reload_ns{0};      //!< time workers spent spilling, reloading
+  std::atomic<int64_t> spill_ns{0}, reload_ns{0};  //!< time workers spent spilling, reloading
 };
 
 }  // namespace tessera::detail

@@ -27,8 +27,14 @@ Result Run::finish() {
 
   const std::exception_ptr hook_error = hooks_.finish(*this, failed);
   if (options_.stats) {
-    *options_.stats = RunStats{plan_.num_tasks(), num_finished(), peak_count(), peak_bytes(), num_workers(),
-                               spilled_bytes(), spill_count(), reload_count(),
+    *options_.stats = RunStats{plan_.num_tasks(),
+                               num_finished(),
+                               peak_count(),
+                               peak_bytes(),
+                               num_workers(),
+                               spilled_bytes(),
+                               spill_count(),
+                               reload_count(),
                                static_cast<double>(budget_.spill_ns.load(std::memory_order_relaxed)) * 1e-9,
                                static_cast<double>(budget_.reload_ns.load(std::memory_order_relaxed)) * 1e-9};
   }
@@ -76,8 +82,7 @@ void Run::throw_failure() const {
     case Failure::Kind::cancelled:
       throw Cancelled(absl::StrCat("run cancelled: ", num_finished(), " of ", plan_.num_tasks(),
                                    " tasks had finished"));
-    case Failure::Kind::cycle:
-      throw CycleError(ledger_.find_cycle());
+    case Failure::Kind::cycle: throw CycleError(ledger_.find_cycle());
     case Failure::Kind::callback:
     case Failure::Kind::error:
     case Failure::Kind::none:

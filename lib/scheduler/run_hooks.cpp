@@ -6,13 +6,11 @@
 namespace tessera::detail {
 
 bool has_task_hooks(const std::vector<Callbacks>& callbacks) {
-  return std::any_of(callbacks.begin(), callbacks.end(),
-                     [](const Callbacks& cb) { return cb.pretask || cb.posttask; });
+  return std::any_of(callbacks.begin(), callbacks.end(), [](const Callbacks& cb) { return cb.pretask || cb.posttask; });
 }
 
 Hooks::Hooks(const std::vector<Callbacks>& callbacks)
-    : callbacks_(callbacks),
-      on_tasks_(has_task_hooks(callbacks)),
+    : callbacks_(callbacks), on_tasks_(has_task_hooks(callbacks)),
       on_spills_(std::any_of(callbacks.begin(), callbacks.end(),
                              [](const Callbacks& cb) { return static_cast<bool>(cb.spill); })) {}
 

@@ -56,5 +56,4 @@ std::vector<Key> Ledger::find_cycle() const {
   return cycle;
 }
 
-
 }  // namespace tessera::detail

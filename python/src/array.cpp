@@ -167,12 +167,14 @@ ta::Array reduce(ta::Array (*f)(const ta::Array&, const ta::ReduceOptions&), con
 
 // The docstring of reduction `name` (numpy's of the same name, over blocks).
 std::string reduction_doc(const std::string& name, const std::string& what, bool ddof) {
-  return "The " + what + " of `x` along `axis`, as numpy." + name + " (lazy).\n\nParameters\n----------\n"
+  return "The " + what + " of `x` along `axis`, as numpy." + name +
+         " (lazy).\n\nParameters\n----------\n"
          "x : Array\naxis : None (every axis), an int or a tuple of ints\n"
          "keepdims : keep the reduced axes with size 1\n" +
          (ddof ? "ddof : delta degrees of freedom (the divisor is N - ddof)\n" : "") +
          "\nReturns\n-------\nArray\n\nRaises\n------\ntessera.Error : an axis the array does not have\n"
-         "\nExample\n-------\n>>> ta." + name + "(x, axis=0).compute()";
+         "\nExample\n-------\n>>> ta." +
+         name + "(x, axis=0).compute()";
 }
 
 }  // namespace
@@ -191,21 +193,23 @@ Example
 >>> (x * 2).compute()
 array([[ 0.,  2.,  4.],
        [ 6.,  8., 10.]]))doc");
-  cls.def_property_readonly("shape", [](const ta::Array& x) { return py::tuple(py::cast(x.shape())); },
-                             "The size of each axis (a tuple of ints).")
+  cls.def_property_readonly(
+         "shape", [](const ta::Array& x) { return py::tuple(py::cast(x.shape())); },
+         "The size of each axis (a tuple of ints).")
       .def_property_readonly("ndim", &ta::Array::ndim, "The number of axes.")
       .def_property_readonly("size", &ta::Array::size, "The number of elements.")
       .def_property_readonly("nbytes", &ta::Array::nbytes, "The bytes of the computed array.")
-      .def_property_readonly("dtype", [](const ta::Array& x) { return numpy_dtype(x.dtype()); },
-                             "The element type (a numpy dtype).")
+      .def_property_readonly(
+          "dtype", [](const ta::Array& x) { return numpy_dtype(x.dtype()); }, "The element type (a numpy dtype).")
       .def_property_readonly("name", &ta::Array::name, "The name of the array's graph layer (its blocks' keys).")
-      .def_property_readonly("chunks",
-                             [](const ta::Array& x) {
-                               py::list axes;
-                               for (const auto& a : x.chunks().sizes()) axes.append(py::tuple(py::cast(a)));
-                               return py::tuple(axes);
-                             },
-                             "The block sizes along each axis, as dask's chunks: a tuple of tuples.")
+      .def_property_readonly(
+          "chunks",
+          [](const ta::Array& x) {
+            py::list axes;
+            for (const auto& a : x.chunks().sizes()) axes.append(py::tuple(py::cast(a)));
+            return py::tuple(axes);
+          },
+          "The block sizes along each axis, as dask's chunks: a tuple of tuples.")
       .def("__repr__",
            [](const ta::Array& x) {
              return "tessera.array.Array<" + x.name() + ", shape=" + ta::shape_str(x.shape()) +
@@ -232,10 +236,12 @@ Example
 -------
 >>> ta.from_numpy(np.ones((4, 4)), chunks=2).compute().sum()
 16.0)doc")
-      .def("__array__", [](const ta::Array& x, const py::object&) { return compute(x, std::nullopt); },
-           py::arg("dtype") = py::none(), "numpy's protocol: np.asarray(x) computes x.")
-      .def("rechunk", [](const ta::Array& x, const py::object& chunks) { return ta::rechunk(x, chunk_spec(chunks)); },
-           py::arg("chunks"), R"doc(The same array in other blocks (lazy).
+      .def(
+          "__array__", [](const ta::Array& x, const py::object&) { return compute(x, std::nullopt); },
+          py::arg("dtype") = py::none(), "numpy's protocol: np.asarray(x) computes x.")
+      .def(
+          "rechunk", [](const ta::Array& x, const py::object& chunks) { return ta::rechunk(x, chunk_spec(chunks)); },
+          py::arg("chunks"), R"doc(The same array in other blocks (lazy).
 
 Parameters
 ----------
@@ -253,20 +259,21 @@ tessera.ChunkError : chunks that do not fit the array
 Example
 -------
 >>> x.rechunk((-1, 100)).chunks)doc")
-      .def("astype",
-           [](const ta::Array& x, const py::object& d) {
-             return ta::astype(x, tessera_dtype(py::dtype::from_args(d)));
-           },
-           "The array converted to another dtype (lazy), as numpy's astype: x.astype('float32').")
-      .def("transpose", [](const ta::Array& x, const py::args& axes) {
-             if (axes.empty()) return ta::transpose(x);
-             if (axes.size() == 1 && !py::isinstance<py::int_>(axes[0]))
-               return ta::transpose(x, axes[0].cast<std::vector<int>>());
-             return ta::transpose(x, axes.cast<std::vector<int>>());
-           },
-           "The array with its axes reversed, or permuted as the axes given say (numpy's transpose; lazy).")
-      .def_property_readonly("T", [](const ta::Array& x) { return ta::transpose(x); },
-                             "The array with its axes reversed.")
+      .def(
+          "astype",
+          [](const ta::Array& x, const py::object& d) { return ta::astype(x, tessera_dtype(py::dtype::from_args(d))); },
+          "The array converted to another dtype (lazy), as numpy's astype: x.astype('float32').")
+      .def(
+          "transpose",
+          [](const ta::Array& x, const py::args& axes) {
+            if (axes.empty()) return ta::transpose(x);
+            if (axes.size() == 1 && !py::isinstance<py::int_>(axes[0]))
+              return ta::transpose(x, axes[0].cast<std::vector<int>>());
+            return ta::transpose(x, axes.cast<std::vector<int>>());
+          },
+          "The array with its axes reversed, or permuted as the axes given say (numpy's transpose; lazy).")
+      .def_property_readonly(
+          "T", [](const ta::Array& x) { return ta::transpose(x); }, "The array with its axes reversed.")
       .def("__matmul__", [](const ta::Array& a, const ta::Array& b) { return ta::matmul(a, b); })
       .def("__neg__",
            [](const ta::Array& a) { return ta::elementwise(ta::BinaryOp::multiply, a, ta::Scalar(int64_t{-1})); });
@@ -288,12 +295,13 @@ Example
   cls.attr("__array_priority__") = 100;
   cls.attr("__array_ufunc__") = py::none();
 
-  sub.def("from_npy",
-          [](const std::string& path, const py::object& chunks) {
-            return chunks.is_none() ? ta::from_npy(path) : ta::from_npy(path, chunk_spec(chunks));
-          },
-          py::arg("path"), py::arg("chunks") = py::none(),
-          R"doc(The .npy file at `path` as a lazy Array (read when computed).
+  sub.def(
+      "from_npy",
+      [](const std::string& path, const py::object& chunks) {
+        return chunks.is_none() ? ta::from_npy(path) : ta::from_npy(path, chunk_spec(chunks));
+      },
+      py::arg("path"), py::arg("chunks") = py::none(),
+      R"doc(The .npy file at `path` as a lazy Array (read when computed).
 
 Parameters
 ----------
@@ -311,12 +319,13 @@ tessera.StorageError : no such file, or not a .npy file tessera reads
 Example
 -------
 >>> ta.from_npy("data.npy", chunks=(1000, -1)))doc");
-  sub.def("from_zarr",
-          [](const std::string& path, const py::object& chunks) {
-            return chunks.is_none() ? ta::from_zarr(path) : ta::from_zarr(path, chunk_spec(chunks));
-          },
-          py::arg("path"), py::arg("chunks") = py::none(),
-          R"doc(The zarr array (v2 or v3) at `path` as a lazy Array, read in C++ when computed.
+  sub.def(
+      "from_zarr",
+      [](const std::string& path, const py::object& chunks) {
+        return chunks.is_none() ? ta::from_zarr(path) : ta::from_zarr(path, chunk_spec(chunks));
+      },
+      py::arg("path"), py::arg("chunks") = py::none(),
+      R"doc(The zarr array (v2 or v3) at `path` as a lazy Array, read in C++ when computed.
 
 Parameters
 ----------
@@ -334,12 +343,13 @@ tessera.StorageError : no store there, or one tessera cannot read
 Example
 -------
 >>> ta.from_zarr("big.zarr").chunks)doc");
-  sub.def("from_hdf5",
-          [](const std::string& path, const std::string& dataset, const py::object& chunks) {
-            return chunks.is_none() ? ta::from_hdf5(path, dataset) : ta::from_hdf5(path, dataset, chunk_spec(chunks));
-          },
-          py::arg("path"), py::arg("dataset"), py::arg("chunks") = py::none(),
-          R"doc(The dataset at `dataset` of the HDF5 file `path` as a lazy Array: chunks read under
+  sub.def(
+      "from_hdf5",
+      [](const std::string& path, const std::string& dataset, const py::object& chunks) {
+        return chunks.is_none() ? ta::from_hdf5(path, dataset) : ta::from_hdf5(path, dataset, chunk_spec(chunks));
+      },
+      py::arg("path"), py::arg("dataset"), py::arg("chunks") = py::none(),
+      R"doc(The dataset at `dataset` of the HDF5 file `path` as a lazy Array: chunks read under
 libhdf5's lock, their filters (deflate, shuffle, fletcher32, ...) decoded in parallel in C++.
 
 Parameters
@@ -425,24 +435,32 @@ tessera.ChunkError : a codec tessera does not know ("codec: ...")
 Example
 -------
 >>> ta.store(x, "out.zarr", codec="zstd:3"))doc");
-  sub.def("sum", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::sum, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
-          reduction_doc("sum", "sum", false).c_str());
-  sub.def("mean", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::mean, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
-          reduction_doc("mean", "mean", false).c_str());
-  sub.def("min", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::min, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
-          reduction_doc("min", "minimum", false).c_str());
-  sub.def("max", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::max, x, axis, k, 0); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, 
-          reduction_doc("max", "maximum", false).c_str());
-  sub.def("std", [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::std, x, axis, k, ddof); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, 
-          reduction_doc("std", "standard deviation", true).c_str());
-  sub.def("var", [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::var, x, axis, k, ddof); },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0, 
-          reduction_doc("var", "variance", true).c_str());
+  sub.def(
+      "sum", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::sum, x, axis, k, 0); },
+      py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false,
+      reduction_doc("sum", "sum", false).c_str());
+  sub.def(
+      "mean", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::mean, x, axis, k, 0); },
+      py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false,
+      reduction_doc("mean", "mean", false).c_str());
+  sub.def(
+      "min", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::min, x, axis, k, 0); },
+      py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false,
+      reduction_doc("min", "minimum", false).c_str());
+  sub.def(
+      "max", [](const ta::Array& x, const py::object& axis, bool k) { return reduce(&ta::max, x, axis, k, 0); },
+      py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false,
+      reduction_doc("max", "maximum", false).c_str());
+  sub.def(
+      "std",
+      [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::std, x, axis, k, ddof); },
+      py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0,
+      reduction_doc("std", "standard deviation", true).c_str());
+  sub.def(
+      "var",
+      [](const ta::Array& x, const py::object& axis, bool k, int ddof) { return reduce(&ta::var, x, axis, k, ddof); },
+      py::arg("x"), py::arg("axis") = py::none(), py::arg("keepdims") = false, py::arg("ddof") = 0,
+      reduction_doc("var", "variance", true).c_str());
   sub.def("matmul", &ta::matmul, py::arg("a"), py::arg("b"), R"doc(The matrix product of two 2-D arrays, a @ b (lazy).
 
 Parameters
@@ -460,9 +478,10 @@ tessera.Error : shapes that do not match
 Example
 -------
 >>> ta.matmul(x.T, x).compute())doc");
-  sub.def("fft2", [](const ta::Array& x, const py::object& axes) { return ta::fft2(x, fft_options(axes)); },
-          py::arg("x"), py::arg("axes") = py::none(),
-          R"doc(The 2-D discrete Fourier transform, as numpy.fft.fft2 (lazy).
+  sub.def(
+      "fft2", [](const ta::Array& x, const py::object& axes) { return ta::fft2(x, fft_options(axes)); }, py::arg("x"),
+      py::arg("axes") = py::none(),
+      R"doc(The 2-D discrete Fourier transform, as numpy.fft.fft2 (lazy).
 
 Parameters
 ----------
@@ -480,9 +499,10 @@ tessera.Error : fewer than two axes
 Example
 -------
 >>> ta.fft2(x).compute())doc");
-  sub.def("rfft2", [](const ta::Array& x, const py::object& axes) { return ta::rfft2(x, fft_options(axes)); },
-          py::arg("x"), py::arg("axes") = py::none(),
-          R"doc(The 2-D Fourier transform of real input, as numpy.fft.rfft2 (lazy).
+  sub.def(
+      "rfft2", [](const ta::Array& x, const py::object& axes) { return ta::rfft2(x, fft_options(axes)); }, py::arg("x"),
+      py::arg("axes") = py::none(),
+      R"doc(The 2-D Fourier transform of real input, as numpy.fft.rfft2 (lazy).
 
 Parameters
 ----------

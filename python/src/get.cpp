@@ -188,8 +188,9 @@ py::object run(const py::dict& dsk, const py::object& request, int num_workers, 
   bool left_running = false;
   try {
     // Ctrl-C in the caller cancels the run and is raised at once (watch.hpp).
-    run_abandonable(job, [](Job& j) { j.result.emplace(tessera::get(j.c.graph, j.keys, j.options)); },
-                    options.cancel, left_running);
+    run_abandonable(
+        job, [](Job& j) { j.result.emplace(tessera::get(j.c.graph, j.keys, j.options)); }, options.cancel,
+        left_running);
     out = to_python(*job->result);
   } catch (...) {
     if (left_running) throw;  // the run's thread owns the job now
@@ -277,15 +278,14 @@ size_t set_worker_stack(size_t bytes) {
 }  // namespace
 
 void bind_mapped_buffer(py::module_& m) {
-  py::class_<MappedBuffer>(m, "_MappedBuffer", py::buffer_protocol())
-      .def_buffer([](MappedBuffer& b) {
-        // Writable, as the array was before it spilled: the bytes are the reader's
-        // own (a copy-on-write mapping of the scratch file, spill.hpp).
-        static std::byte empty{};
-        return py::buffer_info(b.data ? const_cast<std::byte*>(b.data.get()) : &empty, 1,
-                               py::format_descriptor<uint8_t>::format(), 1, {static_cast<py::ssize_t>(b.size)}, {1},
-                               /*readonly=*/false);
-      });
+  py::class_<MappedBuffer>(m, "_MappedBuffer", py::buffer_protocol()).def_buffer([](MappedBuffer& b) {
+    // Writable, as the array was before it spilled: the bytes are the reader's
+    // own (a copy-on-write mapping of the scratch file, spill.hpp).
+    static std::byte empty{};
+    return py::buffer_info(b.data ? const_cast<std::byte*>(b.data.get()) : &empty, 1,
+                           py::format_descriptor<uint8_t>::format(), 1, {static_cast<py::ssize_t>(b.size)}, {1},
+                           /*readonly=*/false);
+  });
 }
 
 void bind_get(py::module_& m) {

@@ -14,9 +14,7 @@ void keep_former_error_names(pybind11::module_& m) {
 }
 
 // help(), repr() and pickle name a class by its __module__: the public module's.
-void name_public_classes(pybind11::module_& array) {
-  array.attr("Array").attr("__module__") = "tessera.array";
-}
+void name_public_classes(pybind11::module_& array) { array.attr("Array").attr("__module__") = "tessera.array"; }
 
 }  // namespace
 

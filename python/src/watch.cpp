@@ -33,8 +33,7 @@ Abandoned& abandoned() {
   for (const char* stream : {"stdout", "stderr"}) {
     try {
       py::module_::import("sys").attr(stream).attr("flush")();
-    } catch (py::error_already_set&) {
-    }
+    } catch (py::error_already_set&) {}
   }
   std::fflush(nullptr);
   std::signal(SIGINT, SIG_DFL);

@@ -22,13 +22,13 @@ constexpr size_t kChunk = 256;
 const std::vector<Pipeline>& pipelines() {
   static const std::vector<Pipeline> all = [] {
     const std::vector<std::vector<FilterStep>> steps = {
-        {{1, {4}, ""}},                                   // deflate
-        {{2, {4}, ""}, {1, {4}, ""}},                     // shuffle, deflate (h5py's usual)
-        {{2, {4}, ""}, {1, {4}, ""}, {3, {}, ""}},        // + fletcher32
-        {{32000, {}, ""}},                                // lzf
-        {{2, {8}, ""}, {32015, {3}, ""}},                 // shuffle, zstd
-        {{32001, {2, 2, 4, 256, 5, 1, 0}, ""}},           // blosc
-        {{2, {4}, ""}, {32000, {}, ""}, {3, {}, ""}},     // shuffle, lzf, fletcher32
+        {{1, {4}, ""}},                                // deflate
+        {{2, {4}, ""}, {1, {4}, ""}},                  // shuffle, deflate (h5py's usual)
+        {{2, {4}, ""}, {1, {4}, ""}, {3, {}, ""}},     // + fletcher32
+        {{32000, {}, ""}},                             // lzf
+        {{2, {8}, ""}, {32015, {3}, ""}},              // shuffle, zstd
+        {{32001, {2, 2, 4, 256, 5, 1, 0}, ""}},        // blosc
+        {{2, {4}, ""}, {32000, {}, ""}, {3, {}, ""}},  // shuffle, lzf, fletcher32
     };
     std::vector<Pipeline> p;
     for (const auto& s : steps) p.emplace_back(s, kChunk, 4);
@@ -46,7 +46,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::byte> out(kChunk);
   try {
     p.decode(stored, data[1], out);
-  } catch (const tessera::Error&) {
-  }
+  } catch (const tessera::Error&) {}
   return 0;
 }

@@ -499,8 +499,7 @@ TEST_CASE("a result whose serialize throws NotSpillable stays in memory and is n
     g.task(Key("u", {i}), fn("unwritable", [u] { return u; }));
     g.task(Key("b", {i}), fn("block", [] { return block_of(kWords); }));
     for (const char* name : {"u", "b"}) {
-      g.task(Key(std::string("s") + name, {i}), fn("first", [](Value v) { return v.nbytes(); }),
-             ref(Key(name, {i})));
+      g.task(Key(std::string("s") + name, {i}), fn("first", [](Value v) { return v.nbytes(); }), ref(Key(name, {i})));
       sums.emplace_back(std::string("s") + name, std::vector<int64_t>{i});
     }
   }
@@ -509,14 +508,14 @@ TEST_CASE("a result whose serialize throws NotSpillable stays in memory and is n
   g.put("gate", Task::from_args(fn("gate", [](std::span<const Value>) { return Value(0); }), std::move(all)));
   for (int i = 0; i < kEach; ++i) {
     for (const char* name : {"u", "b"}) {
-      g.task(Key(std::string("r") + name, {i}),
-             fn("second", [](Value v, int) { return v.nbytes(); }), ref(Key(name, {i})), ref("gate"));
+      g.task(Key(std::string("r") + name, {i}), fn("second", [](Value v, int) { return v.nbytes(); }),
+             ref(Key(name, {i})), ref("gate"));
       keys.emplace_back(std::string("r") + name, std::vector<int64_t>{i});
     }
   }
   RunStats stats;
-  const Result r = get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 640 << 10,
-                                            .scratch_dir = scratch.dir.string()});
+  const Result r =
+      get_sync(g, Keys(keys), {.stats = &stats, .memory_limit = 640 << 10, .scratch_dir = scratch.dir.string()});
   for (size_t i = 0; i < keys.size(); ++i) CHECK(r[i].as<size_t>() == kWords * sizeof(uint64_t));
   CHECK(stats.spill_count > 0);
   int tried = 0;

@@ -16,7 +16,7 @@ namespace {
 
 Array hdf5_ramp() {
   return from_function<int32_t>([](std::span<const int64_t> i) { return (i[0] * 31 + i[1]) % 100; }, {100, 60},
-                                 ChunkSpec({50, 30}));
+                                ChunkSpec({50, 30}));
 }
 
 }  // namespace
@@ -44,12 +44,12 @@ TEST_CASE("tessera info: an HDF5 file's groups and datasets, filters, dimension 
 TEST_CASE("tessera rechunk: an HDF5 dataset to a zstd zarr store and back to HDF5") {
   TempDir dir;
   store(hdf5_ramp(), dir / "a.h5:/v", {.hdf5 = {.codec = "gzip:1"}});
-  const Run there = run_tessera("rechunk --no-progress --chunks 25,-1 --codec zstd:3 " + dir / "a.h5:/v" + " " +
-                                dir / "b.zarr");
+  const Run there =
+      run_tessera("rechunk --no-progress --chunks 25,-1 --codec zstd:3 " + dir / "a.h5:/v" + " " + dir / "b.zarr");
   REQUIRE_MESSAGE(there.status == 0, there.err);
   CHECK(from_zarr(dir / "b.zarr").chunks() == Chunks({{25, 25, 25, 25}, {60}}));
-  const Run back = run_tessera("rechunk --no-progress --chunks 10,10 --codec gzip:2 " + dir / "b.zarr" + " " +
-                               dir / "c.h5:/deep/x");
+  const Run back =
+      run_tessera("rechunk --no-progress --chunks 10,10 --codec gzip:2 " + dir / "b.zarr" + " " + dir / "c.h5:/deep/x");
   REQUIRE_MESSAGE(back.status == 0, back.err);
   const hdf5::Dataset c = hdf5::open(dir / "c.h5", "deep/x");
   CHECK(c.metadata().chunk_shape == Shape{10, 10});

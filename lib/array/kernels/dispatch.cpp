@@ -39,9 +39,7 @@ const Built kBuilt[] = {{"generic", isa_generic::table}};
 
 #if defined(TESSERA_KERNELS_X86)
 // The features each x86 set's flags (meson.build) let the compiler use.
-bool avx2_runs() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool avx2_runs() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 bool avx512_runs() {
   return avx2_runs() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");

@@ -82,13 +82,8 @@ double squared_deviations_f64(const double* x, int64_t n, double m) {
 }  // namespace
 
 const Table& table() {
-  static constexpr Table t{TESSERA_ISA_NAME,
-                           gemm<float>,
-                           gemm<double>,
-                           sum_f32,
-                           sum_f64,
-                           squared_deviations_f32,
-                           squared_deviations_f64};
+  static constexpr Table t{TESSERA_ISA_NAME,       gemm<float>,           gemm<double>, sum_f32, sum_f64,
+                           squared_deviations_f32, squared_deviations_f64};
   return t;
 }
 

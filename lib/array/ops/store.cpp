@@ -176,12 +176,10 @@ void store_into(const Array& x, const NDArray& target, const std::string& name, 
 }
 
 storage::PublishOptions publish_options(const std::string& path, const StoreOptions& options) {
-  const storage::Kind kind = hdf5::split_target(path) ? storage::Kind::hdf5
+  const storage::Kind kind = hdf5::split_target(path)       ? storage::Kind::hdf5
                              : absl::EndsWith(path, ".npy") ? storage::Kind::npy
                                                             : storage::Kind::zarr;
-  return {.kind = kind,
-          .overwrite = options.overwrite,
-          .protect = options.protect};
+  return {.kind = kind, .overwrite = options.overwrite, .protect = options.protect};
 }
 
 void store(const Array& x, const NDArray& target, const ComputeOptions& options) {

@@ -206,7 +206,7 @@ open(f'{d}/truncated.h5', 'wb').write(raw[:len(raw) // 2])
             "2^31 chunks, 2^24 along all axes together)");
   CHECK(h5_says([&] { (void)hdf5::open(f, "g"); }, "no dataset /g (it is a group)"));
   CHECK(h5_says([&] { (void)hdf5::open(f, "words"); },
-             "expected a numeric type (integer, float, complex, bool), found a string type: H5T_STRING"));
+                "expected a numeric type (integer, float, complex, bool), found a string type: H5T_STRING"));
   CHECK(h5_says([&] { (void)hdf5::open(f, "pairs"); }, "found a compound type: H5T_COMPOUND"));
   CHECK(h5_says([&] { (void)hdf5::open(f, "ragged"); }, "found a variable-length type"));
   CHECK(h5_message([&] { (void)hdf5::open(f, "unknown"); }) ==
@@ -314,7 +314,7 @@ assert (x['v'].values == pattern('<i2', (7, 5))).all()
   CHECK(h5_message([&] { store(t, dir / "x.h5"); }) ==
         dir / "x.h5" + ": expected an HDF5 target with its dataset, such as " + dir / "x.h5" + ":/data");
   CHECK(h5_says([&] { store(t, dir / "x.h5:/y", {.hdf5 = {.codec = "lz4"}}); },
-             "expected none, gzip[:LEVEL] or zstd[:LEVEL], found 'lz4'"));
+                "expected none, gzip[:LEVEL] or zstd[:LEVEL], found 'lz4'"));
   size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.path().filename().string()[0] == '.';
   CHECK(files == 0);

@@ -36,8 +36,8 @@ T random_value(std::mt19937_64& rng) {
 template <class T>
 void reference(int64_t m, int64_t n, int64_t k, const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& c,
                bool accumulate) {
-  using W = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, double>, long double,
-                               std::complex<long double>>;
+  using W =
+      std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, double>, long double, std::complex<long double>>;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       W s = accumulate ? W(c[i * n + j]) : W(0);
@@ -90,14 +90,14 @@ TEST_CASE("choose_isa: an unknown TESSERA_ISA or one the CPU cannot run is an er
   CHECK_THROWS_WITH_AS(kernels::choose_isa("bogus", kAll, kAll),
                        "TESSERA_ISA: expected one of sse2, avx2, avx512 (the kernel sets of this build), found 'bogus'",
                        Error);
-  CHECK_THROWS_WITH_AS(kernels::choose_isa("AVX2", kAll, kAll),
-                       doctest::Contains("expected one of sse2, avx2, avx512"), Error);
+  CHECK_THROWS_WITH_AS(kernels::choose_isa("AVX2", kAll, kAll), doctest::Contains("expected one of sse2, avx2, avx512"),
+                       Error);
   CHECK_THROWS_WITH_AS(kernels::choose_isa(std::string(100, 'x'), kAll, kAll),
                        doctest::Contains("found 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'"), Error);
   CHECK_THROWS_WITH_AS(kernels::choose_isa("avx512", kAll, {"sse2", "avx2"}),
                        "TESSERA_ISA: this CPU cannot run the avx512 kernels; it runs sse2, avx2", Error);
-  CHECK_THROWS_WITH_AS(kernels::choose_isa("avx2", {"native"}, {"native"}),
-                       doctest::Contains("expected one of native"), Error);
+  CHECK_THROWS_WITH_AS(kernels::choose_isa("avx2", {"native"}, {"native"}), doctest::Contains("expected one of native"),
+                       Error);
 }
 
 TEST_CASE("kernel_isa: the running set is one the build holds and the CPU runs, and TESSERA_ISA's when set") {
@@ -131,8 +131,10 @@ TEST_CASE("every kernel set this CPU runs sums rows and squared deviations as th
       CAPTURE(n);
       CHECK(table->sum_f32(f.data(), n) == doctest::Approx(static_cast<double>(sum)).epsilon(1e-14));
       CHECK(table->sum_f64(d.data(), n) == doctest::Approx(static_cast<double>(sum)).epsilon(1e-14));
-      CHECK(table->squared_deviations_f32(f.data(), n, m) == doctest::Approx(static_cast<double>(squares)).epsilon(1e-13));
-      CHECK(table->squared_deviations_f64(d.data(), n, m) == doctest::Approx(static_cast<double>(squares)).epsilon(1e-13));
+      CHECK(table->squared_deviations_f32(f.data(), n, m) ==
+            doctest::Approx(static_cast<double>(squares)).epsilon(1e-13));
+      CHECK(table->squared_deviations_f64(d.data(), n, m) ==
+            doctest::Approx(static_cast<double>(squares)).epsilon(1e-13));
     }
   }
 }

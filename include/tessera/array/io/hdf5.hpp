@@ -57,9 +57,9 @@ namespace hdf5 {
 
 //! One filter of a dataset's pipeline.
 struct Filter {
-  int id = 0;                    //!< HDF5's filter id: 1 deflate, 2 shuffle, 3 fletcher32, 32000 lzf, ...
-  std::string name;              //!< "deflate", "shuffle", "szip", "filter 32017", ...
-  std::vector<unsigned> values;  //!< its parameters (deflate's level, shuffle's element size...)
+  int id = 0;                       //!< HDF5's filter id: 1 deflate, 2 shuffle, 3 fletcher32, 32000 lzf, ...
+  std::string name;                 //!< "deflate", "shuffle", "szip", "filter 32017", ...
+  std::vector<unsigned> values;     //!< its parameters (deflate's level, shuffle's element size...)
   bool decoded_by_tessera = false;  //!< false: libhdf5 decodes it, under the lock
 };
 
@@ -71,15 +71,15 @@ struct Attribute {
 
 //! What a dataset's header says.
 struct Metadata {
-  std::string file;              //!< the file's path
-  std::string path;              //!< the dataset's absolute path in the file ("/group/x")
-  Shape shape;                   //!< elements along each axis
-  Shape chunk_shape;             //!< the chunk shape; empty when not chunked
-  std::string layout;            //!< "chunked", "contiguous" or "compact"
-  DType dtype;                   //!< the element type, in native byte order
-  bool big_endian = false;       //!< the stored byte order
+  std::string file;                  //!< the file's path
+  std::string path;                  //!< the dataset's absolute path in the file ("/group/x")
+  Shape shape;                       //!< elements along each axis
+  Shape chunk_shape;                 //!< the chunk shape; empty when not chunked
+  std::string layout;                //!< "chunked", "contiguous" or "compact"
+  DType dtype;                       //!< the element type, in native byte order
+  bool big_endian = false;           //!< the stored byte order
   std::optional<Scalar> fill_value;  //!< what unallocated chunks read as (none defined: zeros)
-  std::vector<Filter> filters;   //!< in write order
+  std::vector<Filter> filters;       //!< in write order
   //! Per axis, the name of the dimension scale attached (NetCDF-4's dimensions); "" for none.
   std::vector<std::string> dimension_names;
   std::vector<Attribute> attributes;
@@ -149,7 +149,7 @@ Dataset create(const std::string& path, const std::string& dataset, DType dtype,
 
 //! One object of a file, for `tessera info`.
 struct Node {
-  std::string path;          //!< "/", "/group", "/group/x"
+  std::string path;  //!< "/", "/group", "/group/x"
   bool is_group = false;
   std::vector<Attribute> attributes;  //!< a group's (a dataset's are in its Metadata)
   std::optional<Metadata> dataset;    //!< a dataset's header; null for a group or a dataset of another type

@@ -97,8 +97,8 @@ NDArray read_through_library(const Dataset::State& s, const std::vector<int64_t>
   auto held = detail::lock();
   require_open(s);
   const Selection sel = select(s, block, shape);
-  check_status(H5Dread(s.dataset.get(), s.memory_type.get(), sel.memory_space.get(), sel.file_space.get(),
-                       H5P_DEFAULT, out.data()),
+  check_status(H5Dread(s.dataset.get(), s.memory_type.get(), sel.memory_space.get(), sel.file_space.get(), H5P_DEFAULT,
+                       out.data()),
                s.meta.file, "cannot read " + chunk_name(s, block));
   return out;
 }
@@ -108,7 +108,7 @@ NDArray read_through_library(const Dataset::State& s, const std::vector<int64_t>
 // fresh one per chunk fragments the heap: filters.cpp's encode), valid until
 // the thread's next call.
 std::optional<std::span<const std::byte>> stored_chunk(const Dataset::State& s, const std::vector<int64_t>& block,
-                                                   unsigned* mask) {
+                                                       unsigned* mask) {
   const std::vector<hsize_t> offset = chunk_offset(s, block);
   auto held = detail::lock();
   require_open(s);
@@ -123,9 +123,9 @@ std::optional<std::span<const std::byte>> stored_chunk(const Dataset::State& s, 
                                                  " end past the file's ", s.file_size, " bytes"));
   }
   if (size > s.pipeline->max_stored_size()) {
-    throw StorageError(s.meta.file, absl::StrCat(chunk_name(s, block), ": expected at most ",
-                                                 s.pipeline->max_stored_size(), " bytes (the most its filters make of ",
-                                                 "one chunk), found ", size));
+    throw StorageError(s.meta.file,
+                       absl::StrCat(chunk_name(s, block), ": expected at most ", s.pipeline->max_stored_size(),
+                                    " bytes (the most its filters make of ", "one chunk), found ", size));
   }
   thread_local std::vector<std::byte> bytes;
   bytes.resize(size);
@@ -175,8 +175,8 @@ void write_through_library(const Dataset::State& s, const std::vector<int64_t>& 
   auto held = lock();
   require_open(s);
   const Selection sel = select(s, block, data.shape());
-  check_status(H5Dwrite(s.dataset.get(), s.memory_type.get(), sel.memory_space.get(), sel.file_space.get(),
-                        H5P_DEFAULT, bytes.data()),
+  check_status(H5Dwrite(s.dataset.get(), s.memory_type.get(), sel.memory_space.get(), sel.file_space.get(), H5P_DEFAULT,
+                        bytes.data()),
                s.meta.file, "cannot write dataset " + s.meta.path);
 }
 

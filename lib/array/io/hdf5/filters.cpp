@@ -137,12 +137,8 @@ void Pipeline::decode(std::span<const std::byte> in, unsigned filter_mask, std::
           dst = dst.first(cur.size());
           byte_unshuffle(cur, dst, shuffle_size(s, itemsize_));
           break;
-        case kLzf:
-          dst = dst.first(lzf_decompress(cur, dst));
-          break;
-        default:
-          dst = dst.first(codecs_[static_cast<size_t>(i)]->decode(cur, dst));
-          break;
+        case kLzf: dst = dst.first(lzf_decompress(cur, dst)); break;
+        default: dst = dst.first(codecs_[static_cast<size_t>(i)]->decode(cur, dst)); break;
       }
     } catch (const CodecError& e) {
       throw CodecError(absl::StrCat(filter_name(s.id), ": ", e.what()));
@@ -180,8 +176,7 @@ std::span<const std::byte> Pipeline::encode(std::span<const std::byte> in) const
         next.resize(codecs_[i]->encode_bound(cur.size()));
         next.resize(codecs_[i]->encode(cur, next));
         break;
-      default:
-        throw CodecError(absl::StrCat("tessera does not write HDF5's ", filter_name(s.id), " filter"));
+      default: throw CodecError(absl::StrCat("tessera does not write HDF5's ", filter_name(s.id), " filter"));
     }
     cur = next;
   }

@@ -34,9 +34,9 @@ namespace tessera::array::hdf5::detail {
 
 //! One entry of a dataset's filter pipeline, as H5Pget_filter2 reports it.
 struct FilterStep {
-  int id = 0;                      //!< H5Z filter id (1 deflate, 2 shuffle, 3 fletcher32, ...)
-  std::vector<unsigned> values;    //!< its client data
-  std::string name;                //!< the name stored in the file ("" when none)
+  int id = 0;                    //!< H5Z filter id (1 deflate, 2 shuffle, 3 fletcher32, ...)
+  std::vector<unsigned> values;  //!< its client data
+  std::string name;              //!< the name stored in the file ("" when none)
 };
 
 //! The name tessera gives filter `id` ("deflate", "shuffle", ...; "filter 307" for one it does not know).

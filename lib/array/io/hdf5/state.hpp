@@ -20,7 +20,7 @@ struct Dataset::State {
   // Declared file first: the dataset closes before the file.
   detail::Handle file;
   detail::Handle dataset;
-  detail::Handle memory_type;  //!< the dtype in native order, for H5Dread and fill values
+  detail::Handle memory_type;                  //!< the dtype in native order, for H5Dread and fill values
   std::unique_ptr<detail::Pipeline> pipeline;  //!< chunked datasets only
   size_t chunk_nbytes = 0;
   uint64_t file_size = 0;

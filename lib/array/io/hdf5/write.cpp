@@ -70,9 +70,8 @@ void set_filters(hid_t dcpl, const Format& format, const std::string& path) {
   if (format.codec == "none") return;
   if (parts.size() <= 2 && (parts[0] == "gzip" || parts[0] == "zlib" || parts[0] == "zstd")) {
     const bool zstd = parts[0] == "zstd";
-    const auto level = static_cast<unsigned>(
-        codec::spec_int(std::vector<std::string>(parts.begin() + 1, parts.end()), 0, zstd ? 3 : 4, 0, zstd ? 22 : 9,
-                        parts[0].c_str()));
+    const auto level = static_cast<unsigned>(codec::spec_int(std::vector<std::string>(parts.begin() + 1, parts.end()),
+                                                             0, zstd ? 3 : 4, 0, zstd ? 22 : 9, parts[0].c_str()));
     if (zstd) {
       // Optional: libhdf5 lets a dataset name a filter it has no plugin for only so.
       check_status(H5Pset_filter(dcpl, kZstdFilter, H5Z_FLAG_OPTIONAL, 1, &level), path, "cannot set the zstd filter");
@@ -120,8 +119,7 @@ void attach_scales(const Dataset::State& s, const Format& format) {
                                       H5P_DEFAULT, H5P_DEFAULT),
                            s.meta.file, "cannot create the dimension " + scale_path));
       // NetCDF-4's mark of a dimension that has no values of its own.
-      const std::string mark =
-          absl::StrFormat("%s%10d", detail::kDimensionMark, static_cast<int>(n));
+      const std::string mark = absl::StrFormat("%s%10d", detail::kDimensionMark, static_cast<int>(n));
       check_status(H5DSset_scale(scale.get(), mark.c_str()), s.meta.file, "cannot make " + scale_path + " a scale");
     }
     check_status(H5DSattach_scale(s.dataset.get(), scale.get(), static_cast<unsigned>(a)), s.meta.file,
@@ -179,9 +177,9 @@ Dataset create(const std::string& path, const std::string& dataset, DType dtype,
   }
   std::vector<std::byte> zero(dtype.itemsize());
   H5Pset_fill_value(dcpl.get(), type.get(), zero.data());
-  s->dataset = Handle(check(H5Dcreate2(s->file.get(), name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
-                                       H5P_DEFAULT),
-                            path, "cannot create dataset " + name));
+  s->dataset = Handle(
+      check(H5Dcreate2(s->file.get(), name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), path,
+            "cannot create dataset " + name));
   s->writable = true;
   s->meta = detail::read_metadata(s->dataset.get(), path, name);
   detail::finish_state(*s);
@@ -194,8 +192,8 @@ void Dataset::write_chunk(const std::vector<int64_t>& block, const NDArray& data
   const Shape shape = s.chunks.block_shape(block);
   if (!s.writable) throw StorageError(s.meta.file, "dataset " + s.meta.path + " was opened read-only");
   if (data.shape() != shape || data.dtype() != s.meta.dtype) {
-    throw Error(absl::StrCat("hdf5 write_chunk: expected a ", s.meta.dtype.name(), " block of shape ",
-                             shape_str(shape), ", found ", data.describe()));
+    throw Error(absl::StrCat("hdf5 write_chunk: expected a ", s.meta.dtype.name(), " block of shape ", shape_str(shape),
+                             ", found ", data.describe()));
   }
   if (s.pipeline == nullptr) return detail::write_through_library(s, block, data);
   NDArray whole = data;
