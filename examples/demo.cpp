@@ -370,7 +370,7 @@ std::pair<int64_t, int64_t> image_shape(int64_t size) {
   return {std::max<int64_t>(size / (4 * cols), 16), cols};
 }
 
-// Blocks [0, n) of one name go to ranks in contiguous runs (tessera/scheduler/placement.hpp).
+// Blocks [0, n) of one name go to ranks in contiguous runs (tessera/across/placement.hpp).
 int owner(int64_t block, int64_t n, int ranks) { return static_cast<int>(block * ranks / n); }
 
 // Radial bins of an image.

@@ -4,7 +4,7 @@
 // `delayed` pipeline give one process's results on rank 0, bit for bit, also
 // under a memory limit that makes every rank spill and defer receives; a task
 // that throws on the last rank, or a limit too small for a task, reaches every
-// rank. tests/scheduler/across_test.cpp runs the same
+// rank. tests/across/get_test.cpp runs the same
 // over ranks that are threads.
 #include <doctest/doctest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/across_graphs.hpp"
+#include "across/across_graphs.hpp"
 #include "scheduler/testing.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
