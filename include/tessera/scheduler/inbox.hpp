@@ -128,7 +128,8 @@ class Inbox {
   //! The result of requested key `request` (one of those past set_returned's
   //! `n`) was handed on (serialized): a run under a memory_limit kept it counted
   //! and spillable until now and releases it; without a limit it was released
-  //! after posttask already and this does nothing. Thread-safe.
+  //! after posttask already and this does nothing. A request out of range,
+  //! or one said sent before, is ignored. Thread-safe.
   //! @code
   //!   inbox->sent(3);   // from the thread that serialized requested key 3's result
   //! @endcode
