@@ -251,7 +251,7 @@ TEST_CASE("MPI get: a result computed for other ranks only is released once sent
 
 // Under a memory limit a result for other ranks stays the run's (counted,
 // spillable) until the message loop made its wire form, and is released then
-// (InboxState::sent), not kept to the end. The chained far-reads graph makes
+// (Inbox::sent), not kept to the end. The chained far-reads graph makes
 // "then" certain:
 //
 //   a rank of the second half:  x(h) ───► x(h+1) ───► x(h+2) ...   (64 KiB each)
