@@ -14,7 +14,7 @@ namespace {
 
 namespace ta = tessera::array;
 
-// Blocks [0, n) of one name go to ranks in contiguous runs (tessera/scheduler/placement.hpp).
+// Blocks [0, n) of one name go to ranks in contiguous runs (tessera/across/placement.hpp).
 int owner(int64_t block, int64_t n, int ranks) { return static_cast<int>(block * ranks / n); }
 
 // The radial sums' tree: level 0 has `leaves` partials, each next level adds up groups of 8.

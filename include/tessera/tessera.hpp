@@ -2,9 +2,10 @@
 //
 // tessera runs dask-style task graphs on one machine: the graph model
 // (tessera/graph), graph algorithms (tessera/optimize), the schedulers
-// (tessera/scheduler), their diagnostics (tessera/diagnostics), chunked arrays over
-// Eigen tensors and memory-mapped files (tessera/array), an SPMD broadcast view
-// (tessera/spmd), and lazy function calls whose keys tessera makes (tessera/delayed).
+// (tessera/scheduler), one graph across ranks (tessera/across), their
+// diagnostics (tessera/diagnostics), chunked arrays over Eigen tensors and
+// memory-mapped files (tessera/array), an SPMD broadcast view (tessera/spmd),
+// and lazy function calls whose keys tessera makes (tessera/delayed).
 // Include the module headers instead to compile less.
 //
 // @code
@@ -35,7 +36,9 @@
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/keys.hpp"
 #include "tessera/scheduler/options.hpp"
-#include "tessera/scheduler/placement.hpp"
+
+#include "tessera/across/get.hpp"
+#include "tessera/across/placement.hpp"
 
 #include "tessera/diagnostics/profiler.hpp"
 #include "tessera/diagnostics/progress.hpp"

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
-#include <optional>
 #include <thread>
 
 #include <absl/container/flat_hash_map.h>
@@ -18,11 +17,9 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
-#include "across.hpp"
+#include "across_hook.hpp"
 #include "run.hpp"
-#include "split_across.hpp"
 #include "base/sanitizers.hpp"
-#include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 
 #if TESSERA_TSAN
@@ -101,7 +98,7 @@ tbb::task_arena& arena_for(int n) {
 }  // namespace
 
 Result get_sync(const Plan& plan, const GetOptions& options) {
-  if (options.communicator) return detail::get_across(plan, options, /*sync=*/true);
+  if (options.communicator) return detail::across_runner().plan(plan, options, /*sync=*/true);
   return run_plan(plan, options, 1, [](detail::Run& run) { run.work(0); });
 }
 
@@ -113,21 +110,13 @@ std::span<const Key> inbox_keys(const GetOptions& options) {
   return options.inbox->keys();
 }
 
-// A run across several ranks runs g's split form (split_across.hpp), which the
-// Plan refers to: it lives in the caller's frame.
-std::optional<Graph> split_form(const Graph& g, const GetOptions& options) {
-  if (options.communicator && options.communicator->size() > 1) return detail::split_for_ranks(g);
-  return std::nullopt;
-}
-
 Result get_sync(const Graph& g, const Keys& keys, const GetOptions& options) {
-  const std::optional<Graph> split = split_form(g, options);
-  const Graph& run = split ? *split : g;
-  return get_sync(arena_for(1).execute([&] { return Plan(run, keys, options.cache, inbox_keys(options)); }), options);
+  if (options.communicator) return detail::across_runner().graph(g, keys, options, /*sync=*/true);
+  return get_sync(arena_for(1).execute([&] { return Plan(g, keys, options.cache, inbox_keys(options)); }), options);
 }
 
 Result get(const Plan& plan, const GetOptions& options) {
-  if (options.communicator) return detail::get_across(plan, options, /*sync=*/false);
+  if (options.communicator) return detail::across_runner().plan(plan, options, /*sync=*/false);
   const int n = resolve_workers(options.num_workers);
   if (n == 1) return get_sync(plan, options);
   return run_plan(plan, options, n, [n](detail::Run& run) {
@@ -148,10 +137,29 @@ Result get(const Plan& plan, const GetOptions& options) {
 }
 
 Result get(const Graph& g, const Keys& keys, const GetOptions& options) {
+  if (options.communicator) return detail::across_runner().graph(g, keys, options, /*sync=*/false);
   const int n = resolve_workers(options.num_workers);
-  const std::optional<Graph> split = split_form(g, options);
-  const Graph& run = split ? *split : g;
-  return get(arena_for(n).execute([&] { return Plan(run, keys, options.cache, inbox_keys(options)); }), options);
+  return get(arena_for(n).execute([&] { return Plan(g, keys, options.cache, inbox_keys(options)); }), options);
 }
+
+namespace detail {
+namespace {
+std::atomic<const AcrossRunner*> installed_runner{nullptr};
+}  // namespace
+
+void set_across_runner(AcrossRunner runner) {
+  static AcrossRunner kept;  // one runner for the process: installed once, read by every run after
+  kept = runner;
+  installed_runner.store(&kept, std::memory_order_release);
+}
+
+const AcrossRunner& across_runner() {
+  const AcrossRunner* r = installed_runner.load(std::memory_order_acquire);
+  if (r == nullptr) {
+    throw Error("get: GetOptions::communicator is set, but the run across ranks (lib/across) is not linked in");
+  }
+  return *r;
+}
+}  // namespace detail
 
 }  // namespace tessera

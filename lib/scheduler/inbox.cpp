@@ -135,5 +135,7 @@ bool Inbox::contains(const Key& key) const { return state_->index_of(key) >= 0; 
 size_t Inbox::pending() const { return state_->pending(); }
 size_t Inbox::untaken_bytes() const { return state_->untaken_bytes(); }
 bool Inbox::failed() const { return state_->failed(); }
+void Inbox::set_returned(size_t n) { state_->set_returned(n); }
+void Inbox::sent(size_t request) { state_->sent(request); }
 
 }  // namespace tessera

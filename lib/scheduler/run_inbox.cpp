@@ -100,10 +100,11 @@ void Run::release_sent(size_t returned) {
 // With the lock held, under a memory limit: the result of requested key `k` was
 // sent; its request's use goes, and with the last use the result (Inbox sends
 // come only after posttask, so it was settled). One that local readers still
-// need becomes a spill candidate now.
+// need becomes a spill candidate now. Once per request: Inbox::sent is public,
+// and a second word for the same one must not drop a use a reader holds.
 void Run::release_sent_locked(size_t k, Worker& w) {
   if (k >= deliveries_.sent_task.size()) return;
-  const uint32_t u = deliveries_.sent_task[k];
+  const uint32_t u = std::exchange(deliveries_.sent_task[k], Deliveries::kNoTask);
   if (u == Deliveries::kNoTask) return;
   if (std::exchange(deliveries_.awaiting_send[u], 0) != 0) --deliveries_.unsent_results;
   if (ledger_.uses[u].fetch_sub(1, std::memory_order_acq_rel) == 1) {

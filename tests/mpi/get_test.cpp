@@ -4,7 +4,7 @@
 // `delayed` pipeline give one process's results on rank 0, bit for bit, also
 // under a memory limit that makes every rank spill and defer receives; a task
 // that throws on the last rank, or a limit too small for a task, reaches every
-// rank. tests/scheduler/across_test.cpp runs the same
+// rank. tests/across/get_test.cpp runs the same
 // over ranks that are threads.
 #include <doctest/doctest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/across_graphs.hpp"
+#include "across/across_graphs.hpp"
 #include "scheduler/testing.hpp"
 #include "tessera/array/ops/creation.hpp"
 #include "tessera/array/ops/elementwise.hpp"
@@ -251,7 +251,7 @@ TEST_CASE("MPI get: a result computed for other ranks only is released once sent
 
 // Under a memory limit a result for other ranks stays the run's (counted,
 // spillable) until the message loop made its wire form, and is released then
-// (InboxState::sent), not kept to the end. The chained far-reads graph makes
+// (Inbox::sent), not kept to the end. The chained far-reads graph makes
 // "then" certain:
 //
 //   a rank of the second half:  x(h) ───► x(h+1) ───► x(h+2) ...   (64 KiB each)

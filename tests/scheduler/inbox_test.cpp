@@ -25,7 +25,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "scheduler/inbox_state.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/inbox.hpp"
@@ -365,7 +364,7 @@ TEST_CASE("inbox: posttask sees its task's result while another worker spills it
 
 // A run across ranks hands each result for other ranks to its sender in
 // posttask and, under a limit, keeps it counted until the sender says it was
-// sent (InboxState::sent). Until then the sender holds it too, so writing it
+// sent (Inbox::sent). Until then the sender holds it too, so writing it
 // out frees nothing: the run must neither spill it nor count its bytes as
 // gone. Here the next task needs the room that result takes, and nothing else
 // can make it: the run waits for the send, then goes on.
@@ -386,7 +385,7 @@ TEST_CASE("inbox: a result waiting to be sent is not spilled; a task that needs 
   for (int workers : {0, 2}) {
     CAPTURE(workers);
     auto inbox = std::make_shared<Inbox>(inbox_keys);
-    detail::inbox_state(*inbox).set_returned(1);  // ("s") goes to another rank
+    inbox->set_returned(1);  // ("s") goes to another rank
     using Clock = std::chrono::steady_clock;
     Value queued;  // the sender's reference
     std::promise<void> s_done;
@@ -396,7 +395,7 @@ TEST_CASE("inbox: a result waiting to be sent is not spilled; a task that needs 
       std::this_thread::sleep_for(150ms);
       queued = Value();
       sent_at = Clock::now();
-      detail::inbox_state(*inbox).sent(1);
+      inbox->sent(1);
     });
     std::vector<Key> spilled;
     Callbacks cb;
@@ -506,6 +505,31 @@ TEST_CASE("inbox: an inbox key the request does not need is accepted and dropped
   CHECK(get(g, "y", {.num_workers = 2, .inbox = inbox}).as<int>() == 4);
   net.join();
   CHECK(Counted::alive.load() == 0);
+}
+
+// Inbox::sent is the sender's word, and a sender may say it twice: the second
+// time changes nothing. ("s") is sent to another rank and read here by ("t");
+// were its use dropped twice, ("t") would find it gone.
+//   s (for another rank, sent twice in its posttask) -> t
+TEST_CASE("inbox: a result said sent twice is released once; its local reader still reads it") {
+  Graph g;
+  g.task("s", [] { return 20; });
+  g.task("t", inc, ref("s"));
+  const std::vector<Key> no_keys;
+  const Plan plan(g, Keys({Key("t"), Key("s")}), {}, no_keys);
+  for (int workers : {0, 2}) {
+    CAPTURE(workers);
+    auto inbox = std::make_shared<Inbox>(no_keys);
+    inbox->set_returned(1);  // ("s") goes to another rank
+    Callbacks cb;
+    cb.posttask = [&](const RunState& state, uint32_t task, const Value&, int) {
+      if (state.key(task) != Key("s")) return;
+      inbox->sent(1);
+      inbox->sent(1);
+    };
+    const Result r = run(plan, workers, {.callbacks = {cb}, .memory_limit = size_t{1} << 30, .inbox = inbox});
+    CHECK(r[0].as<int>() == 21);
+  }
 }
 
 }  // namespace inbox_test

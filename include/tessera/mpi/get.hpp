@@ -2,11 +2,11 @@
 //
 // Every rank of the job calls tessera::mpi::get with the same graph and keys
 // (SPMD, as the rechunk across ranks): each runs its share of the tasks
-// (tessera::place, tessera/scheduler/placement.hpp: array blocks by their
+// (tessera::place, tessera/across/placement.hpp: array blocks by their
 // position in their grid, other keys by runs of `order`) with its own workers
 // and memory limit, and sends each result that another rank reads there once,
 // in its wire form (tessera/graph/wire.hpp), while its tasks go on. It is
-// tessera::get with GetOptions::communicator set to world_communicator(); the
+// tessera::across::get (tessera/across/get.hpp) over world_communicator(); the
 // options are each rank's own (num_workers, memory_limit, stats: this rank's
 // figures, with the bytes and messages it sent and received).
 //

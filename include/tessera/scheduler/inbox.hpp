@@ -113,6 +113,29 @@ class Inbox {
   //! Whether fail() was called. Thread-safe.
   bool failed() const;
 
+  //! @name Results to send (a run across ranks: tessera/across/get.hpp).
+  //! The other half of the seam: results this run computes for elsewhere.
+  //! @{
+  //! The run's caller wants back only the Plan's first `n` requested keys; the
+  //! others are requested so that the Plan keeps them, and their results leave
+  //! through a posttask hook. The run releases each of those once its hooks ran
+  //! and its local readers finished (under a memory_limit, only once sent() too).
+  //! Call it before the run starts; default: every requested key is returned.
+  //! @code
+  //!   inbox->set_returned(1);   // key 0 is the caller's; keys 1.. go to other ranks
+  //! @endcode
+  void set_returned(size_t n);
+  //! The result of requested key `request` (one of those past set_returned's
+  //! `n`) was handed on (serialized): a run under a memory_limit kept it counted
+  //! and spillable until now and releases it; without a limit it was released
+  //! after posttask already and this does nothing. A request out of range,
+  //! or one said sent before, is ignored. Thread-safe.
+  //! @code
+  //!   inbox->sent(3);   // from the thread that serialized requested key 3's result
+  //! @endcode
+  void sent(size_t request);
+  //! @}
+
  private:
   friend detail::InboxState& detail::inbox_state(const Inbox& inbox);
   std::unique_ptr<detail::InboxState> state_;

@@ -167,7 +167,7 @@ struct GetOptions {
   uint64_t disk_limit = UINT64_MAX;
   //! When set, the run spreads over the ranks of this communicator: every rank
   //! calls get with the same graph and keys, runs the tasks place() gives it
-  //! (tessera/scheduler/placement.hpp) and sends each result another rank reads
+  //! (tessera/across/placement.hpp) and sends each result another rank reads
   //! there once; the figures in `stats` are this rank's. The result is on rank
   //! 0 only (the other ranks get a Result of the keys' shape whose values are
   //! empty) unless `result_on_every_rank`. A task that fails on any rank stops

@@ -36,11 +36,11 @@
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "across/rank_error.hpp"
 #include "array/block.hpp"
 #include "array/ops/store.hpp"
 #include "array/rechunk/across.hpp"
 #include "array/rechunk/blocks.hpp"
-#include "scheduler/rank_error.hpp"
 #include "storage/publish.hpp"
 #include "storage/publish_across.hpp"
 #include "tessera/array/io/zarr.hpp"

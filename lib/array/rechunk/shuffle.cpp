@@ -35,10 +35,10 @@
 #include <absl/strings/str_cat.h>
 
 #include "array/rechunk/blocks.hpp"
+#include "tessera/across/placement.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/graph.hpp"
 #include "tessera/graph/task.hpp"
-#include "tessera/scheduler/placement.hpp"
 #include "storage/pages.hpp"
 #include "storage/unique_fd.hpp"
 

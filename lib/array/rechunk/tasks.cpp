@@ -19,8 +19,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "across/split_across.hpp"
 #include "array/rechunk/blocks.hpp"
-#include "scheduler/split_across.hpp"
 #include "storage/pages.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/task.hpp"

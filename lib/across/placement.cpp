@@ -2,7 +2,7 @@
 // order, then tasks whose inputs are on one rank follow them: placement.hpp
 // says why. The first two rules split a sorted list into `ranks` contiguous
 // runs of equal length, which is the one helper here.
-#include "tessera/scheduler/placement.hpp"
+#include "tessera/across/placement.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/across/placement.hpp"
 #include "tessera/graph/error.hpp"
-#include "tessera/scheduler/placement.hpp"
 
 using namespace tessera;
 

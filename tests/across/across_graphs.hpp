@@ -2,7 +2,7 @@
 // file in tests/data/graphs with a task body that mixes its key's position and
 // its inputs into a uint64_t, so a result delivered to the wrong task, or a lost
 // one, changes every value downstream. Shared by the runs across thread ranks
-// (tests/scheduler/across_test.cpp) and across MPI ranks (tests/mpi/get_test.cpp).
+// (tests/across/get_test.cpp) and across MPI ranks (tests/mpi/get_test.cpp).
 #pragma once
 
 #include <doctest/doctest.h>

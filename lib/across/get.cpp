@@ -31,9 +31,11 @@
 // for lost_after_seconds while its "done" was still awaited is lost (killed,
 // crashed), and the run stops with RankLostError naming it. The loop then
 // waits neither for that peer's "done" nor for sends it will never take.
-#include "across.hpp"
-#include "inbox_state.hpp"
-#include "rank_error.hpp"
+#include "tessera/across/get.hpp"
+
+#include "across/rank_error.hpp"
+#include "across/split_across.hpp"
+#include "scheduler/across_hook.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -48,12 +50,12 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/strings/str_cat.h>
 
+#include "tessera/across/placement.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/graph/wire.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/inbox.hpp"
-#include "tessera/scheduler/placement.hpp"
 
 namespace tessera::detail {
 namespace {
@@ -63,7 +65,7 @@ enum Tag : int { kResult = 1, kError = 2, kDone = 3, kAlive = 4 };
 using Clock = std::chrono::steady_clock;
 
 // A result other ranks need: its id in the Plan, the ranks it goes to, and
-// its index among the local run's requested keys (InboxState::sent).
+// its index among the local run's requested keys (Inbox::sent).
 struct Route {
   uint32_t id;
   std::vector<int> to;
@@ -382,7 +384,7 @@ class Exchange {
       }
       value = Value();  // the parts stand for it now
       // Under a limit the run kept the result (counted) until now.
-      if (limit_ > 0) inbox_state(inbox_).sent(route->request);
+      if (limit_ > 0) inbox_.sent(route->request);
       const std::vector<SharedBytes>& parts = w.parts();
       // Until the next turn reads the transport's count: a copy per rank at
       // most (thread ranks copy; MPI's sends share the parts and count them once).
@@ -467,9 +469,10 @@ Result shape_like(const Keys& keys, const std::vector<Value>& values, size_t& ne
   return Result(std::move(items));
 }
 
-}  // namespace
-
 Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
+  if (!options.communicator) {
+    throw ValueError("across::get: a run across ranks needs GetOptions::communicator; found none");
+  }
   Communicator& comm = *options.communicator;
   if (options.inbox) throw ValueError("get: a run across ranks (communicator) makes its own inbox; found one in GetOptions::inbox");
   check_same_plan(plan, comm);
@@ -478,9 +481,9 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   // The results this rank computes for others are released once handed on,
   // not kept to the end of the run: without a limit after their hooks and
   // local readers; with one also only once the loop made their wire form
-  // (InboxState::sent), so that a result waiting in the send queue stays
+  // (Inbox::sent), so that a result waiting in the send queue stays
   // counted (and spillable) as the run's, and then its bytes count as the sends'.
-  inbox_state(*inbox).set_returned(routes.returned);
+  inbox->set_returned(routes.returned);
   const Plan local_plan(plan.graph(), Keys(routes.request), cached_values(plan), routes.inbox);
   Exchange exchange(plan, comm, routes, *inbox, options.memory_limit, options.lost_after_seconds);
 
@@ -538,4 +541,34 @@ Result get_across(const Plan& plan, const GetOptions& options, bool sync) {
   return shape_like(plan.keys(), values, next);
 }
 
+// The Graph form runs the split form (split_across.hpp) when there is more than
+// one rank. Its Plan is built on the caller's thread, as the local run's is.
+Result get_across(const Graph& g, const Keys& keys, const GetOptions& options, bool sync) {
+  std::optional<Graph> split;
+  if (options.communicator && options.communicator->size() > 1) split = split_for_ranks(g);
+  return get_across(Plan(split ? *split : g, keys, options.cache), options, sync);
+}
+
+// get and get_sync of the scheduler hand a run whose options name a
+// communicator here (scheduler/across_hook.hpp), until their callers call
+// across::get themselves.
+[[maybe_unused]] const bool registered = (set_across_runner({&get_across, &get_across}), true);
+
+}  // namespace
+
 }  // namespace tessera::detail
+
+namespace tessera::across {
+
+Result get(const Graph& g, const Keys& keys, const GetOptions& options) {
+  return detail::get_across(g, keys, options, /*sync=*/false);
+}
+Result get_sync(const Graph& g, const Keys& keys, const GetOptions& options) {
+  return detail::get_across(g, keys, options, /*sync=*/true);
+}
+Result get(const Plan& plan, const GetOptions& options) { return detail::get_across(plan, options, /*sync=*/false); }
+Result get_sync(const Plan& plan, const GetOptions& options) {
+  return detail::get_across(plan, options, /*sync=*/true);
+}
+
+}  // namespace tessera::across

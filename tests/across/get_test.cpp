@@ -1,7 +1,7 @@
-// get across ranks that are threads of this process (GetOptions::communicator
-// with thread_communicators): the same results as one process on dask's graphs
-// and on random DAGs, errors that reach every rank, and each result sent once
-// per rank that needs it. tests/mpi/get_test.cpp runs the same over MPI.
+// across::get over ranks that are threads of this process (thread_communicators):
+// the same results as one process on dask's graphs and on random DAGs, errors
+// that reach every rank, and each result sent once per rank that needs it.
+// tests/mpi/get_test.cpp runs the same over MPI.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "across_graphs.hpp"
+#include "scheduler/testing.hpp"
+#include "tessera/across/get.hpp"
+#include "tessera/across/placement.hpp"
 #include "tessera/comm/communicator.hpp"
 #include "tessera/graph/error.hpp"
 #include "tessera/scheduler/get.hpp"
 #include "tessera/scheduler/inbox.hpp"
-#include "tessera/scheduler/placement.hpp"
-#include "testing.hpp"
 
 using namespace tessera;
 
@@ -34,7 +35,7 @@ struct RankRun {
   RunStats stats;
 };
 
-// Calls get(graph_of(r), keys) on `n` thread ranks r at once, each with `base` plus its communicator.
+// Calls across::get(graph_of(r), keys) on `n` thread ranks r at once, each with `base` plus its communicator.
 std::vector<RankRun> get_on_ranks(int n, const std::function<const Graph&(int)>& graph_of, const Keys& keys,
                                   const GetOptions& base) {
   const auto comms = thread_communicators(n);
@@ -47,7 +48,7 @@ std::vector<RankRun> get_on_ranks(int n, const std::function<const Graph&(int)>&
       opts.communicator = comms[static_cast<size_t>(r)];
       opts.stats = &run.stats;
       try {
-        run.result = get(graph_of(r), keys, opts);
+        run.result = across::get(graph_of(r), keys, opts);
       } catch (...) {
         run.error = std::current_exception();
       }
@@ -331,6 +332,48 @@ TEST_CASE("across thread ranks: a run across ranks refuses an inbox of the calle
   CHECK_THROWS_WITH_AS(std::rethrow_exception(runs[0].error),
                        "get: a run across ranks (communicator) makes its own inbox; found one in GetOptions::inbox",
                        ValueError);
+}
+
+TEST_CASE("across::get without a communicator is refused, naming what it needs") {
+  Graph g;
+  g.put("a", uint64_t{1});
+  CHECK_THROWS_WITH_AS(across::get(g, "a", {}),
+                       "across::get: a run across ranks needs GetOptions::communicator; found none", ValueError);
+  CHECK_THROWS_WITH_AS(across::get_sync(Plan(g, Keys("a")), {}),
+                       "across::get: a run across ranks needs GetOptions::communicator; found none", ValueError);
+}
+
+// Every entry point reaches the run across ranks: across's get_sync and its
+// Plan forms, and tessera::get with GetOptions::communicator set (the callers
+// that have not moved to across::get). ("x", 1) is rank 1's: rank 0 receives it.
+//   ("x", 0)  ("x", 1)
+//        \      /
+//         total
+TEST_CASE("across thread ranks: get_sync, the Plan forms and tessera::get with a communicator agree") {
+  Graph g;
+  for (int64_t i = 0; i < 2; ++i) g.task(Key("x", {i}), [i] { return uint64_t(10 + i); });
+  g.task("total", [](uint64_t a, uint64_t b) { return a + b; }, ref(Key("x", {0})), ref(Key("x", {1})));
+  const std::vector<std::function<Result(const GetOptions&)>> entries = {
+      [&](const GetOptions& o) { return across::get_sync(g, "total", o); },
+      [&](const GetOptions& o) { return across::get(Plan(g, Keys("total")), o); },
+      [&](const GetOptions& o) { return across::get_sync(Plan(g, Keys("total")), o); },
+      [&](const GetOptions& o) { return tessera::get(g, "total", o); },
+      [&](const GetOptions& o) { return tessera::get_sync(g, "total", o); },
+  };
+  for (size_t e = 0; e < entries.size(); ++e) {
+    CAPTURE(e);
+    const auto comms = thread_communicators(2);
+    std::vector<std::optional<Result>> results(2);
+    std::vector<RunStats> stats(2);
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < 2; ++r) {
+      threads.emplace_back([&, r] { results[r] = entries[e]({.stats = &stats[r], .communicator = comms[r]}); });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(results[0]->as<uint64_t>() == 21);
+    CHECK_FALSE(results[1]->value().has_value());  // the result goes to rank 0 only
+    CHECK(stats[0].messages_received == 1);
+  }
 }
 
 }  // namespace across_test

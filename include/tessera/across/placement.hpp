@@ -1,5 +1,5 @@
-// tessera/scheduler/placement.hpp — which rank runs each task of a Plan when a
-// run spreads over several ranks (GetOptions::communicator).
+// tessera/across/placement.hpp — which rank runs each task of a Plan when a
+// run spreads over several ranks (tessera/across/get.hpp).
 //
 // Every rank computes the same placement from the same Plan, so no rank tells
 // another where a task runs. Two rules, one per kind of key, then a third that
