@@ -352,7 +352,8 @@ TEST_CASE("across::get without a communicator is refused, naming what it needs")
 TEST_CASE("across thread ranks: get_sync, the Plan forms and tessera::get with a communicator agree") {
   Graph g;
   for (int64_t i = 0; i < 2; ++i) g.task(Key("x", {i}), [i] { return uint64_t(10 + i); });
-  g.task("total", [](uint64_t a, uint64_t b) { return a + b; }, ref(Key("x", {0})), ref(Key("x", {1})));
+  g.task(
+      "total", [](uint64_t a, uint64_t b) { return a + b; }, ref(Key("x", {0})), ref(Key("x", {1})));
   const std::vector<std::function<Result(const GetOptions&)>> entries = {
       [&](const GetOptions& o) { return across::get_sync(g, "total", o); },
       [&](const GetOptions& o) { return across::get(Plan(g, Keys("total")), o); },
