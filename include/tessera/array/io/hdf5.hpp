@@ -65,8 +65,8 @@ struct Filter {
 
 //! An attribute, its value printed ("3.5", "\"degC\"", "[1, 2, 3]", "(compound)").
 struct Attribute {
-  std::string name;
-  std::string value;
+  std::string name;   //!< the attribute's name ("units", "_FillValue", ...)
+  std::string value;  //!< its value as printed text
 };
 
 //! What a dataset's header says.
@@ -82,17 +82,27 @@ struct Metadata {
   std::vector<Filter> filters;       //!< in write order
   //! Per axis, the name of the dimension scale attached (NetCDF-4's dimensions); "" for none.
   std::vector<std::string> dimension_names;
-  std::vector<Attribute> attributes;
+  std::vector<Attribute> attributes;  //!< the dataset's attributes, in name order
   //! NetCDF-4's bookkeeping: a dimension's scale that holds no values of its own.
   bool dimension_without_values = false;
 };
 
+//! An open dataset of an HDF5 file (from `open` or `create`): its metadata, its
+//! blocks, and chunk reads and writes. Copies share the open file; every libhdf5 call
+//! goes through tessera's one HDF5 lock, filters are decoded and encoded outside it.
+//! Thread-safe: tasks on several workers read (or write) chunks of one Dataset.
+//!
+//! @code
+//!   auto d = tessera::array::hdf5::open("run.h5", "/fields/t");
+//!   tessera::array::NDArray first = d.read_chunk({0, 0});
+//! @endcode
 class Dataset {
  public:
   //! Contiguous and compact datasets are read in blocks of about this many bytes.
   static constexpr int64_t kBlockBytes = int64_t{64} << 20;
 
   Dataset() = default;
+  //! What the dataset's header says (shape, dtype, chunks, filters, attributes).
   const Metadata& metadata() const;
   //! The blocks reads use: the chunks (the last block along an axis trimmed to
   //! the shape), or blocks of about kBlockBytes along the first axis when the
@@ -113,6 +123,7 @@ class Dataset {
   void close() const;
 
   struct State;
+  //! The dataset over an open file's state (open and create make it).
   explicit Dataset(std::shared_ptr<State> state) : s_(std::move(state)) {}
 
  private:
@@ -150,7 +161,7 @@ Dataset create(const std::string& path, const std::string& dataset, DType dtype,
 //! One object of a file, for `tessera info`.
 struct Node {
   std::string path;  //!< "/", "/group", "/group/x"
-  bool is_group = false;
+  bool is_group = false;              //!< a group, not a dataset
   std::vector<Attribute> attributes;  //!< a group's (a dataset's are in its Metadata)
   std::optional<Metadata> dataset;    //!< a dataset's header; null for a group or a dataset of another type
   std::string error;                  //!< why a dataset has no Metadata ("string dtype ...")
