@@ -57,7 +57,7 @@ def _turns_during(call: Callable[[], object], capsys: pytest.CaptureFixture[str]
 
 @pytest.fixture(scope="module")
 def x() -> ta.Array:
-    return ta.from_numpy(np.random.default_rng(11).standard_normal((1536, 1536)), chunks=512)
+    return ta.from_numpy(np.random.default_rng(11).standard_normal((3072, 3072)), chunks=512)
 
 
 def test_compute_releases_the_gil(x: ta.Array, capsys: pytest.CaptureFixture[str]) -> None:
