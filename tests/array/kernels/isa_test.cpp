@@ -53,8 +53,12 @@ template <class T>
 void check_gemm(kernels::Gemm<T> kernels::Table::*member, double tolerance) {
   std::mt19937_64 rng(47);
   const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {67, 45, 123}, {130, 70, 260}, {8, 8, 0}};
-  for (const auto& [name, table] : kernels::runnable_tables()) {
-    for (const auto& [m, n, k] : shapes) {
+  // Named copies, not structured bindings: CAPTURE's lambda cannot name a binding (clang 15).
+  for (const auto& set : kernels::runnable_tables()) {
+    const std::string& name = set.first;
+    const kernels::Table* table = set.second;
+    for (const auto& shape : shapes) {
+      const int64_t m = shape[0], n = shape[1], k = shape[2];
       for (bool accumulate : {false, true}) {
         CAPTURE(name);
         CAPTURE(m);
@@ -126,7 +130,9 @@ TEST_CASE("every kernel set this CPU runs sums rows and squared deviations as th
     for (double v : d) sum += v;
     const double m = n > 0 ? static_cast<double>(sum / n) : 0.0;
     for (double v : d) squares += (v - m) * (v - m);
-    for (const auto& [name, table] : kernels::runnable_tables()) {
+    for (const auto& set : kernels::runnable_tables()) {
+      const std::string& name = set.first;
+      const kernels::Table* table = set.second;
       CAPTURE(name);
       CAPTURE(n);
       CHECK(table->sum_f32(f.data(), n) == doctest::Approx(static_cast<double>(sum)).epsilon(1e-14));
