@@ -228,7 +228,7 @@ open(f'{d}/truncated.h5', 'wb').write(raw[:len(raw) // 2])
   }
   auto le = [](uint64_t v, int n) {
     std::string s;
-    for (int k = 0; k < n; ++k) s.push_back(static_cast<char>(v >> (8 * k)));
+    for (int k = 0; k < n; ++k) s.push_back(k < 8 ? static_cast<char>(v >> (8 * k)) : '\0');  // 64-bit v
     return s;
   };
   const std::string key = le(size, 4) + le(0, 4) + le(0, 16) + le(address, 8);
